@@ -1,0 +1,31 @@
+// The backward engine: runs a graph of autograd nodes from roots to leaves.
+//
+// Nodes run once all their gradients have arrived, later-created nodes
+// first. Tensor::backward() accumulates into the leaves' .grad;
+// autograd::grad() returns the gradients of chosen inputs instead and leaves
+// .grad alone.
+//
+//   auto loss = (w * x).sum();
+//   loss.backward();                                  // w.grad() filled
+//   auto g = tandem::autograd::grad({loss2}, {w});    // returns dloss2/dw
+#pragma once
+
+#include <vector>
+
+#include "tandem/autograd/node.h"
+
+namespace tandem::autograd {
+
+/// Accumulates d(roots)/d(leaf) into every leaf's .grad. `grad_roots` may be
+/// empty for scalar roots (taken as ones) or hold one gradient per root.
+void backward(const tensor_list& roots, const tensor_list& grad_roots = {},
+              bool retain_graph = false);
+
+/// Returns d(outputs)/d(inputs) (weighted by grad_outputs) without touching
+/// .grad. An input the outputs do not depend on is an error unless
+/// allow_unused, when its gradient is undefined.
+tensor_list grad(const tensor_list& outputs, const tensor_list& inputs,
+                 const tensor_list& grad_outputs = {},
+                 bool retain_graph = false, bool allow_unused = false);
+
+}  // namespace tandem::autograd

@@ -1,0 +1,98 @@
+// Errors and checks.
+//
+// TANDEM_CHECK is for misuse by the caller and throws tandem::Error with a
+// message built from its remaining arguments. TANDEM_INTERNAL_ASSERT guards
+// tandem's own invariants: it is always on, throws tandem::InternalError and
+// asks for a bug report.
+//
+//   TANDEM_CHECK(x.dim() == 2, "mm: expected a 2-D tensor, got shape ",
+//                x.sizes());
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tandem {
+
+/// Prints sizes the PyTorch way: [15, 5]. Declared here so error messages
+/// can include shapes.
+std::ostream& operator<<(std::ostream& out, const std::vector<int64_t>& sizes);
+
+/// Misuse: wrong shapes, dtypes, devices, arguments, files.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// An index out of range (like Python's IndexError).
+class IndexError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A feature that exists in PyTorch but not (yet) in tandem.
+class NotImplementedError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A broken invariant inside tandem: a bug, never the caller's fault.
+class InternalError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+namespace detail {
+
+template <typename... Args>
+std::string str(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
+
+inline std::string str() {
+  return {};
+}
+
+[[noreturn]] void throw_internal(const char* cond, const char* file, int line,
+                                 const std::string& msg);
+
+}  // namespace detail
+}  // namespace tandem
+
+#define TANDEM_CHECK(cond, ...)                                   \
+  do {                                                            \
+    if (!(cond)) [[unlikely]] {                                   \
+      throw ::tandem::Error(::tandem::detail::str(__VA_ARGS__));  \
+    }                                                             \
+  } while (false)
+
+#define TANDEM_CHECK_INDEX(cond, ...)                                  \
+  do {                                                                 \
+    if (!(cond)) [[unlikely]] {                                        \
+      throw ::tandem::IndexError(::tandem::detail::str(__VA_ARGS__));  \
+    }                                                                  \
+  } while (false)
+
+#define TANDEM_INTERNAL_ASSERT(cond, ...)                                    \
+  do {                                                                       \
+    if (!(cond)) [[unlikely]] {                                              \
+      ::tandem::detail::throw_internal(#cond, __FILE__, __LINE__,            \
+                                       ::tandem::detail::str(__VA_ARGS__));  \
+    }                                                                        \
+  } while (false)
+
+#ifdef NDEBUG
+#define TANDEM_INTERNAL_ASSERT_DEBUG_ONLY(cond, ...) \
+  do {                                               \
+  } while (false)
+#else
+#define TANDEM_INTERNAL_ASSERT_DEBUG_ONLY(cond, ...) \
+  TANDEM_INTERNAL_ASSERT(cond, __VA_ARGS__)
+#endif

@@ -1,0 +1,48 @@
+// Storage: a block of memory on one device, shared by every tensor that
+// views it. It also holds the version counter that in-place ops bump, so a
+// view and its base see the same version (autograd uses it to detect a
+// saved tensor changed after it was saved).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "tandem/core/allocator.h"
+#include "tandem/core/device.h"
+
+namespace tandem {
+
+class StorageImpl {
+ public:
+  StorageImpl(size_t nbytes, Device device, DataPtr data)
+      : nbytes_(nbytes), device_(device), data_(std::move(data)) {}
+  StorageImpl(const StorageImpl&) = delete;
+  StorageImpl& operator=(const StorageImpl&) = delete;
+
+  void* data() const { return data_.get(); }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  size_t nbytes_;
+  Device device_;
+  DataPtr data_;
+  std::atomic<uint32_t> version_{0};
+};
+
+using Storage = std::shared_ptr<StorageImpl>;
+
+/// New storage of `nbytes` on `device` from that device type's allocator.
+Storage make_storage(size_t nbytes, Device device);
+
+/// Storage over memory tandem does not own; `deleter` (may be empty) runs when
+/// the last tensor using it goes away.
+Storage make_storage_from_blob(void* data, size_t nbytes, Device device,
+                               std::function<void(void*)> deleter);
+
+}  // namespace tandem

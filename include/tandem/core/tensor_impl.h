@@ -1,0 +1,71 @@
+// TensorImpl: the shared state behind a Tensor handle: storage, geometry
+// (sizes, strides, offset in elements), dtype, and autograd metadata.
+// Users work with Tensor; this header is public because Tensor's hot
+// accessors are inline.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tandem/core/dtype.h"
+#include "tandem/core/storage.h"
+
+namespace tandem {
+
+namespace autograd {
+class Node;
+}
+
+using IntList = std::vector<int64_t>;
+
+// Autograd state (requires_grad, grad, grad_fn, hooks); made on first use,
+// so tensors that never meet autograd carry only a null pointer. Defined in
+// tandem/core/tensor.h.
+struct AutogradMeta;
+
+class TensorImpl {
+ public:
+  TensorImpl(Storage storage, ScalarType dtype, IntList sizes, IntList strides,
+             int64_t offset);
+  ~TensorImpl();
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
+
+  const Storage& storage() const { return storage_; }
+  ScalarType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  const IntList& sizes() const { return sizes_; }
+  const IntList& strides() const { return strides_; }
+  int64_t offset() const { return offset_; }
+  int64_t numel() const { return numel_; }
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  bool is_contiguous() const { return contiguous_; }
+  void* data() const {
+    return static_cast<char*>(storage_->data()) +
+           offset_ * static_cast<int64_t>(element_size(dtype_));
+  }
+
+  /// Null until autograd state is first needed.
+  AutogradMeta* autograd_meta() const { return autograd_.get(); }
+  AutogradMeta& autograd();
+
+ private:
+  Storage storage_;
+  ScalarType dtype_;
+  IntList sizes_;
+  IntList strides_;
+  int64_t offset_;
+  int64_t numel_;
+  bool contiguous_;
+  std::unique_ptr<AutogradMeta> autograd_;
+};
+
+/// Row-major strides for `sizes`.
+IntList contiguous_strides(const IntList& sizes);
+int64_t numel_of(const IntList& sizes);
+
+}  // namespace tandem

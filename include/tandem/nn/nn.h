@@ -1,0 +1,2 @@
+// tandem::nn: modules, layers, losses and initialisation.
+#pragma once

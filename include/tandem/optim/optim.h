@@ -1,0 +1,2 @@
+// tandem::optim: optimizers.
+#pragma once

@@ -1,0 +1,34 @@
+// The whole tandem API in one include.
+//
+//   #include <tandem/tandem.h>
+//
+//   struct NetImpl : tandem::nn::Module { ... };
+//   auto x = tandem::randn({30, 5});
+//
+// Per-layer headers (tandem/core/..., tandem/ops/..., tandem/nn/...) can be
+// included on their own for faster builds.
+#pragma once
+
+#include "tandem/core/device.h"
+#include "tandem/core/dtype.h"
+#include "tandem/core/error.h"
+#include "tandem/core/generator.h"
+#include "tandem/core/tensor.h"
+#include "tandem/core/tensor_options.h"
+
+#include "tandem/autograd/engine.h"
+#include "tandem/autograd/grad_mode.h"
+#include "tandem/autograd/gradcheck.h"
+#include "tandem/autograd/node.h"
+
+#include "tandem/ops/activation.h"
+#include "tandem/ops/elementwise.h"
+#include "tandem/ops/factory.h"
+#include "tandem/ops/indexing.h"
+#include "tandem/ops/linalg.h"
+#include "tandem/ops/loss.h"
+#include "tandem/ops/reduction.h"
+#include "tandem/ops/shape.h"
+
+#include "tandem/nn/nn.h"
+#include "tandem/optim/optim.h"

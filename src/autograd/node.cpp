@@ -1,0 +1,166 @@
+#include "tandem/autograd/node.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "tandem/autograd/grad_mode.h"
+#include "tandem/ops/factory.h"
+
+namespace tandem::autograd {
+namespace {
+
+std::atomic<uint64_t> next_sequence_nr{0};
+std::atomic<size_t> next_hook_id{1};
+
+}  // namespace
+
+size_t new_hook_id() { return next_hook_id.fetch_add(1); }
+
+Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1)) {}
+
+void Node::add_output_meta(const Tensor& t) {
+  output_meta_.push_back(TensorMeta{t.sizes(), t.dtype(), t.device()});
+}
+
+Device Node::device() const {
+  return output_meta_.empty() ? Device(kCPU) : output_meta_.front().device;
+}
+
+size_t Node::add_pre_hook(uint32_t output_nr, TensorHook hook) {
+  size_t id = new_hook_id();
+  pre_hooks_.push_back(PreHook{id, output_nr, std::move(hook)});
+  return id;
+}
+
+bool Node::remove_pre_hook(size_t id) {
+  auto it = std::find_if(pre_hooks_.begin(), pre_hooks_.end(),
+                         [id](const PreHook& h) { return h.id == id; });
+  if (it == pre_hooks_.end()) return false;
+  pre_hooks_.erase(it);
+  return true;
+}
+
+void Node::run_pre_hooks(tensor_list& grads) const {
+  for (const PreHook& hook : pre_hooks_) {
+    Tensor& g = grads.at(hook.output_nr);
+    if (!g.defined()) continue;
+    Tensor replaced = hook.fn(g);
+    if (replaced.defined()) g = replaced;
+  }
+}
+
+tensor_list FunctionNode::apply(tensor_list&& grads) {
+  TANDEM_CHECK(fn_ != nullptr, "backward: trying to backward through the ",
+               "graph a second time (the saved tensors of ", name_,
+               " were freed after the first backward); pass ",
+               "retain_graph=true to the first backward to keep them");
+  return fn_(grads);
+}
+
+AccumulateGrad::AccumulateGrad(std::shared_ptr<TensorImpl> leaf)
+    : leaf_(std::move(leaf)) {
+  add_output_meta(Tensor(leaf_));
+}
+
+tensor_list AccumulateGrad::apply(tensor_list&& grads) {
+  Tensor g = std::move(grads.at(0));
+  if (!g.defined()) return {};
+  AutogradMeta& meta = leaf_->autograd();
+  for (const auto& [id, hook] : meta.hooks) {
+    Tensor replaced = hook(g);
+    if (replaced.defined()) g = replaced;
+  }
+  NoGradGuard no_grad;
+  if (!meta.grad.defined()) {
+    // The incoming gradient may be shared with other parts of the graph
+    // (for example the output of a hook), so .grad gets its own copy.
+    meta.grad = g.clone();
+  } else {
+    meta.grad.add_(g);
+  }
+  return {};
+}
+
+SavedVariable::SavedVariable(const Tensor& t) {
+  if (!t.defined()) return;
+  data_ = t.detach();
+  saved_version_ = t._version();
+}
+
+Tensor SavedVariable::unpack(const char* node_name) const {
+  if (!data_.defined()) return data_;
+  TANDEM_CHECK(data_._version() == saved_version_, node_name,
+               ": a tensor saved for backward (shape ", data_.sizes(), ", ",
+               data_.dtype(), ") was modified by an in-place operation ",
+               "after it was saved (now at version ", data_._version(),
+               ", saved at version ", saved_version_,
+               "); clone it before the in-place change, or make the change ",
+               "out of place");
+  return data_;
+}
+
+bool any_requires_grad(std::initializer_list<const Tensor*> inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor* t : inputs) {
+    if (t->defined() && t->requires_grad()) return true;
+  }
+  return false;
+}
+
+bool any_requires_grad(const std::vector<Tensor>& inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (const Tensor& t : inputs) {
+    if (t.defined() && t.requires_grad()) return true;
+  }
+  return false;
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return {};
+  AutogradMeta& meta = t.unsafe_impl()->autograd();
+  if (meta.grad_fn) return Edge{meta.grad_fn, meta.output_nr};
+  std::shared_ptr<Node> acc = meta.grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    meta.grad_accumulator = acc;
+  }
+  return Edge{acc, 0};
+}
+
+void set_history(const Tensor& t, const std::shared_ptr<Node>& node,
+                 uint32_t output_nr) {
+  AutogradMeta& meta = t.unsafe_impl()->autograd();
+  meta.requires_grad = true;
+  meta.grad_fn = node;
+  meta.output_nr = output_nr;
+}
+
+std::shared_ptr<Node> record_function(std::string name,
+                                      const std::vector<Tensor>& inputs,
+                                      const std::vector<Tensor*>& outputs,
+                                      BackwardFn fn) {
+  if (!any_requires_grad(inputs)) return nullptr;
+  auto node = std::make_shared<FunctionNode>(std::move(name), std::move(fn));
+  std::vector<Edge> edges;
+  edges.reserve(inputs.size());
+  for (const Tensor& t : inputs) edges.push_back(gradient_edge(t));
+  node->set_next_edges(std::move(edges));
+  for (uint32_t i = 0; i < outputs.size(); ++i) {
+    node->add_output_meta(*outputs[i]);
+    set_history(*outputs[i], node, i);
+  }
+  return node;
+}
+
+void check_inplace(const Tensor& t, const char* op) {
+  if (!GradMode::is_enabled() || !t.requires_grad()) return;
+  TANDEM_CHECK(!t.is_leaf(), op, ": a leaf tensor that requires grad (shape ",
+               t.sizes(), ") cannot be modified in place; do it under ",
+               "tandem::NoGradGuard, or on a clone");
+  TANDEM_CHECK(!t.unsafe_impl()->autograd().is_view, op,
+               ": in-place modification of a view (shape ", t.sizes(),
+               ") of a tensor that requires grad is not supported; clone the ",
+               "view first");
+}
+
+}  // namespace tandem::autograd

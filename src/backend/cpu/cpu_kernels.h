@@ -1,0 +1,38 @@
+// Private: the CPU kernels, one family per file (elementwise.cpp, copy.cpp,
+// reduction.cpp, matmul.cpp, softmax.cpp, indexing.cpp, random.cpp). The
+// signatures are those of backend::Kernels; see dispatch.h for contracts.
+#pragma once
+
+#include "backend/dispatch.h"
+
+namespace tandem::backend::cpu {
+
+void copy(const Tensor& out, const Tensor& src);
+void fill(const Tensor& out, Scalar value);
+void unary(UnaryOp op, const Tensor& out, const Tensor& in, Scalar a, Scalar b);
+void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
+            Scalar param);
+void where(const Tensor& out, const Tensor& cond, const Tensor& a,
+           const Tensor& b);
+void reduce_dim(ReduceOp op, const Tensor& out, const Tensor& indices,
+                const Tensor& in, int64_t dim);
+void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
+          double beta);
+void bmm(const Tensor& out, const Tensor& a, const Tensor& b);
+void softmax(const Tensor& out, const Tensor& in, bool log);
+void softmax_backward(const Tensor& grad_in, const Tensor& grad_out,
+                      const Tensor& result, bool log);
+void index_select(const Tensor& out, const Tensor& in, int64_t dim,
+                  const Tensor& index);
+void index_add(const Tensor& out, int64_t dim, const Tensor& index,
+               const Tensor& src);
+void gather(const Tensor& out, const Tensor& in, int64_t dim,
+            const Tensor& index);
+void scatter_add(const Tensor& out, int64_t dim, const Tensor& index,
+                 const Tensor& src);
+void uniform(const Tensor& out, double from, double to, Generator& gen);
+void normal(const Tensor& out, double mean, double std, Generator& gen);
+void randint(const Tensor& out, int64_t low, int64_t high, Generator& gen);
+void bernoulli(const Tensor& out, double p, Generator& gen);
+
+}  // namespace tandem::backend::cpu

@@ -1,0 +1,96 @@
+// Private: the kernel table. One struct of function pointers per device
+// type; ops/ looks up the table for its operands' device and calls through
+// it. Kernels trust their arguments: ops/ has checked shapes, dtypes and
+// devices, allocated outputs, and expanded broadcast inputs to the output
+// shape (stride 0). A kernel family the device type lacks raises a clear
+// error instead of crashing.
+//
+//   backend::kernels(out.device()).binary(BinaryOp::Add, out, a, b);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "tandem/core/generator.h"
+#include "tandem/core/tensor.h"
+
+namespace tandem::backend {
+
+enum class UnaryOp {
+  Neg, Exp, Log, Sqrt, Abs, Relu, Sigmoid, Tanh, Gelu, GeluTanh, Sign,
+  Reciprocal, Square, PowScalar,    // uses param a (the exponent)
+  Clamp,                            // clamp to [a, b] (NaN bound = none)
+  AddScalar, MulScalar,             // x + a, x * a
+  RsubScalar, RdivScalar,           // a - x, a / x
+};
+
+enum class BinaryOp {
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum,
+  // out = a + alpha * b, alpha in param
+  AddScaled,
+  // comparisons: out is bool, inputs any dtype
+  Eq, Ne, Lt, Le, Gt, Ge,
+  // autograd helpers: out = a * f'(b) for the named activation at b
+  ReluBackward, SigmoidBackwardFromResult, TanhBackwardFromResult,
+  GeluBackward, GeluTanhBackward,
+};
+
+enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
+
+struct Kernels {
+  // out <- src, converting dtype; shapes equal (src may be expanded)
+  void (*copy)(const Tensor& out, const Tensor& src) = nullptr;
+  void (*fill)(const Tensor& out, Scalar value) = nullptr;
+  void (*unary)(UnaryOp op, const Tensor& out, const Tensor& in, Scalar a,
+                Scalar b) = nullptr;
+  void (*binary)(BinaryOp op, const Tensor& out, const Tensor& a,
+                 const Tensor& b, Scalar param) = nullptr;
+  // out = cond ? a : b
+  void (*where)(const Tensor& out, const Tensor& cond, const Tensor& a,
+                const Tensor& b) = nullptr;
+  // Reduce contiguous `in` over `dim` into `out` (in's shape with dim
+  // removed); ArgMax/ArgMin write int64 indices; Max/Min also write indices
+  // when `indices` is defined.
+  void (*reduce_dim)(ReduceOp op, const Tensor& out, const Tensor& indices,
+                     const Tensor& in, int64_t dim) = nullptr;
+  // out[m,n] = beta*out + alpha * op(a) @ op(b) for 2-D float tensors whose
+  // inner or outer stride is 1 (transposed views pass without copies)
+  void (*gemm)(const Tensor& out, const Tensor& a, const Tensor& b,
+               double alpha, double beta) = nullptr;
+  // Batched: out[i] = a[i] @ b[i], 3-D operands
+  void (*bmm)(const Tensor& out, const Tensor& a, const Tensor& b) = nullptr;
+  // softmax / log_softmax over the last dim of a contiguous 2-D [rows, n]
+  void (*softmax)(const Tensor& out, const Tensor& in, bool log) = nullptr;
+  // grad_in = softmax backward given grad_out and the forward result
+  void (*softmax_backward)(const Tensor& grad_in, const Tensor& grad_out,
+                           const Tensor& result, bool log) = nullptr;
+  // out = in.index_select(dim, index); index int64, 1-D, in range
+  void (*index_select)(const Tensor& out, const Tensor& in, int64_t dim,
+                       const Tensor& index) = nullptr;
+  // out.index_add_(dim, index, src) in place
+  void (*index_add)(const Tensor& out, int64_t dim, const Tensor& index,
+                    const Tensor& src) = nullptr;
+  void (*gather)(const Tensor& out, const Tensor& in, int64_t dim,
+                 const Tensor& index) = nullptr;
+  // out.scatter_add_(dim, index, src) in place
+  void (*scatter_add)(const Tensor& out, int64_t dim, const Tensor& index,
+                      const Tensor& src) = nullptr;
+  // random fills; uniform in [from, to), normal, integers in [low, high),
+  // bernoulli(p) as 0/1 in out's dtype
+  void (*uniform)(const Tensor& out, double from, double to,
+                  Generator& gen) = nullptr;
+  void (*normal)(const Tensor& out, double mean, double std,
+                 Generator& gen) = nullptr;
+  void (*randint)(const Tensor& out, int64_t low, int64_t high,
+                  Generator& gen) = nullptr;
+  void (*bernoulli)(const Tensor& out, double p, Generator& gen) = nullptr;
+};
+
+/// The kernels for `device`'s type; throws when tandem was built without it.
+const Kernels& kernels(Device device);
+
+}  // namespace tandem::backend
+
+namespace tandem::backend::cpu {
+const Kernels& cpu_kernels();
+}  // namespace tandem::backend::cpu

@@ -1,0 +1,56 @@
+// Tensor's own accessors; the op methods live in src/ops/tensor_methods.cpp
+// and the autograd ones in src/autograd/tensor_autograd.cpp.
+#include "tandem/core/tensor.h"
+
+#include "tandem/ops/shape.h"
+
+namespace tandem {
+
+int64_t Tensor::size(int64_t dim) const {
+  return sizes()[wrap_dim(dim, this->dim(), "size")];
+}
+
+int64_t Tensor::stride(int64_t dim) const {
+  return strides()[wrap_dim(dim, this->dim(), "stride")];
+}
+
+TensorOptions Tensor::options() const {
+  return TensorOptions(dtype()).device(device());
+}
+
+namespace detail {
+namespace {
+
+template <typename R>
+R read_item(const Tensor& t) {
+  TANDEM_CHECK(t.numel() == 1, "item: expected a tensor with one element, ",
+               "got shape ", t.sizes(), " (", t.numel(), " elements)");
+  Tensor c = t.is_cpu() ? t : t.to(Device(kCPU));
+  const void* p = c.data_ptr();
+  switch (c.dtype()) {
+    case kBool: return static_cast<R>(*static_cast<const bool*>(p));
+    case kUInt8: return static_cast<R>(*static_cast<const uint8_t*>(p));
+    case kInt64: return static_cast<R>(*static_cast<const int64_t*>(p));
+    case kFloat32: return static_cast<R>(*static_cast<const float*>(p));
+    case kFloat64: return static_cast<R>(*static_cast<const double*>(p));
+  }
+  TANDEM_INTERNAL_ASSERT(false, "unknown dtype");
+}
+
+}  // namespace
+
+double item_as_double(const Tensor& t) { return read_item<double>(t); }
+int64_t item_as_int64(const Tensor& t) { return read_item<int64_t>(t); }
+
+}  // namespace detail
+
+std::ostream& operator<<(std::ostream& out, const IntList& sizes) {
+  out << '[';
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i > 0) out << ", ";
+    out << sizes[i];
+  }
+  return out << ']';
+}
+
+}  // namespace tandem

@@ -1,0 +1,58 @@
+#include "tandem/core/tensor_impl.h"
+
+#include "tandem/core/tensor.h"
+
+namespace tandem {
+
+IntList contiguous_strides(const IntList& sizes) {
+  IntList strides(sizes.size());
+  int64_t s = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= std::max<int64_t>(sizes[d], 1);
+  }
+  return strides;
+}
+
+int64_t numel_of(const IntList& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+namespace {
+
+bool compute_contiguous(const IntList& sizes, const IntList& strides) {
+  int64_t expected = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    if (sizes[d] == 1) continue;
+    if (sizes[d] == 0) return true;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+}  // namespace
+
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntList sizes,
+                       IntList strides, int64_t offset)
+    : storage_(std::move(storage)),
+      dtype_(dtype),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      offset_(offset),
+      numel_(numel_of(sizes_)),
+      contiguous_(compute_contiguous(sizes_, strides_)) {
+  TANDEM_INTERNAL_ASSERT(sizes_.size() == strides_.size(), "sizes ", sizes_,
+                         " and strides ", strides_, " differ in length");
+}
+
+TensorImpl::~TensorImpl() = default;
+
+AutogradMeta& TensorImpl::autograd() {
+  if (!autograd_) autograd_ = std::make_unique<AutogradMeta>();
+  return *autograd_;
+}
+
+}  // namespace tandem

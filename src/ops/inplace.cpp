@@ -1,0 +1,147 @@
+// In-place ops. Without autograd they run the kernel straight into the
+// tensor (the optimizer's hot path); when autograd must follow, they compute
+// out of place and copy_ the result in, which records the history rebase.
+// Either way the version counter is bumped.
+#include "tandem/autograd/node.h"
+#include "tandem/ops/elementwise.h"
+#include "tandem/ops/factory.h"
+#include "ops/op_utils.h"
+
+namespace tandem {
+namespace {
+
+using backend::BinaryOp;
+using backend::UnaryOp;
+
+void check_result_fits(const char* op, const Tensor& self, ScalarType result) {
+  TANDEM_CHECK(promote_types(result, self.dtype()) == self.dtype(), op,
+               ": the result type ", result, " cannot be stored in place in a ",
+               self.dtype(), " tensor");
+}
+
+template <typename OutOfPlace>
+Tensor& inplace_binary(const char* op, Tensor& self, const Tensor& other,
+                       BinaryOp kind, Scalar param, OutOfPlace out_of_place) {
+  detail::check_defined(op, self, "self");
+  detail::check_defined(op, other, "other");
+  autograd::check_inplace(self, op);
+  detail::check_same_device(op, {&self, &other});
+  TANDEM_CHECK(broadcast_shapes(self.sizes(), other.sizes(), op) == self.sizes(), op,
+               ": the result of shape ", broadcast_shapes(self.sizes(), other.sizes(), op),
+               " does not fit in place in a tensor of shape ", self.sizes());
+  check_result_fits(op, self, promote_types(self.dtype(), other.dtype()));
+  if (autograd::any_requires_grad({&self, &other})) return self.copy_(out_of_place());
+  Tensor b = other.dtype() == self.dtype() ? other : other.to(self.dtype());
+  detail::kernels_for(self).binary(kind, self, self,
+                                   detail::broadcast_to_raw(b, self.sizes()), param);
+  self.bump_version();
+  return self;
+}
+
+template <typename OutOfPlace>
+Tensor& inplace_unary(const char* op, Tensor& self, UnaryOp kind, Scalar a, Scalar b,
+                      OutOfPlace out_of_place) {
+  detail::check_defined(op, self, "self");
+  autograd::check_inplace(self, op);
+  if (autograd::any_requires_grad({&self})) return self.copy_(out_of_place());
+  detail::kernels_for(self).unary(kind, self, self, a, b);
+  self.bump_version();
+  return self;
+}
+
+}  // namespace
+
+Tensor& Tensor::add_(const Tensor& other, Scalar alpha) {
+  return inplace_binary("add_", *this, other,
+                        alpha == 1 ? BinaryOp::Add : BinaryOp::AddScaled, alpha,
+                        [&] { return tandem::add(*this, other, alpha); });
+}
+
+Tensor& Tensor::sub_(const Tensor& other, Scalar alpha) {
+  return inplace_binary("sub_", *this, other,
+                        alpha == 1 ? BinaryOp::Sub : BinaryOp::AddScaled, -alpha,
+                        [&] { return tandem::sub(*this, other, alpha); });
+}
+
+Tensor& Tensor::mul_(const Tensor& other) {
+  return inplace_binary("mul_", *this, other, BinaryOp::Mul, 0,
+                        [&] { return tandem::mul(*this, other); });
+}
+
+Tensor& Tensor::div_(const Tensor& other) {
+  TANDEM_CHECK(!defined() || is_floating_point(), "div_: true division cannot be ",
+               "stored in place in a ", dtype(), " tensor");
+  return inplace_binary("div_", *this, other, BinaryOp::Div, 0,
+                        [&] { return tandem::div(*this, other); });
+}
+
+Tensor& Tensor::add_(Scalar other) {
+  check_result_fits("add_", *this, is_integral(dtype()) && other != static_cast<int64_t>(other)
+                                       ? kFloat32 : dtype());
+  return inplace_unary("add_", *this, UnaryOp::AddScalar, other, 0,
+                       [&] { return tandem::add(*this, other); });
+}
+
+Tensor& Tensor::sub_(Scalar other) { return add_(-other); }
+
+Tensor& Tensor::mul_(Scalar other) {
+  check_result_fits("mul_", *this, is_integral(dtype()) && other != static_cast<int64_t>(other)
+                                       ? kFloat32 : dtype());
+  return inplace_unary("mul_", *this, UnaryOp::MulScalar, other, 0,
+                       [&] { return tandem::mul(*this, other); });
+}
+
+Tensor& Tensor::div_(Scalar other) {
+  TANDEM_CHECK(is_floating_point(), "div_: true division cannot be stored in ",
+               "place in a ", dtype(), " tensor");
+  return mul_(1.0 / other);
+}
+
+Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
+  TANDEM_CHECK(min || max, "clamp_: at least one of min and max must be given");
+  return inplace_unary("clamp_", *this, UnaryOp::Clamp, min.value_or(-INFINITY),
+                       max.value_or(INFINITY),
+                       [&] { return tandem::clamp(*this, min, max); });
+}
+
+Tensor& Tensor::zero_() { return fill_(0); }
+
+Tensor& Tensor::fill_(Scalar value) {
+  autograd::check_inplace(*this, "fill_");
+  if (autograd::any_requires_grad({this})) {
+    return copy_(full(sizes(), value, options()));
+  }
+  detail::kernels_for(*this).fill(*this, value);
+  bump_version();
+  return *this;
+}
+
+Tensor& Tensor::uniform_(double from, double to) {
+  autograd::check_inplace(*this, "uniform_");
+  detail::check_floating("uniform_", *this, "self");
+  TANDEM_CHECK(from <= to, "uniform_: expected from <= to, got from=", from,
+               " and to=", to);
+  detail::kernels_for(*this).uniform(*this, from, to, default_generator());
+  bump_version();
+  return *this;
+}
+
+Tensor& Tensor::normal_(double mean, double std) {
+  autograd::check_inplace(*this, "normal_");
+  detail::check_floating("normal_", *this, "self");
+  TANDEM_CHECK(std >= 0, "normal_: expected std >= 0, got ", std);
+  detail::kernels_for(*this).normal(*this, mean, std, default_generator());
+  bump_version();
+  return *this;
+}
+
+Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
+Tensor& operator+=(Tensor& a, Scalar b) { return a.add_(b); }
+Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
+Tensor& operator-=(Tensor& a, Scalar b) { return a.sub_(b); }
+Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
+Tensor& operator*=(Tensor& a, Scalar b) { return a.mul_(b); }
+Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
+Tensor& operator/=(Tensor& a, Scalar b) { return a.div_(b); }
+
+}  // namespace tandem
