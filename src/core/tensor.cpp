@@ -14,6 +14,12 @@ int64_t Tensor::stride(int64_t dim) const {
   return strides()[wrap_dim(dim, this->dim(), "stride")];
 }
 
+void Tensor::set_data(const Tensor& data) const {
+  TANDEM_CHECK(data.defined(), "set_data: the new data is undefined");
+  impl().set_data(data.impl().storage(), data.dtype(), data.sizes(),
+                  data.strides(), data.storage_offset());
+}
+
 TensorOptions Tensor::options() const {
   return TensorOptions(dtype()).device(device());
 }

@@ -50,6 +50,17 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntList sizes,
 
 TensorImpl::~TensorImpl() = default;
 
+void TensorImpl::set_data(Storage storage, ScalarType dtype, IntList sizes,
+                          IntList strides, int64_t offset) {
+  storage_ = std::move(storage);
+  dtype_ = dtype;
+  sizes_ = std::move(sizes);
+  strides_ = std::move(strides);
+  offset_ = offset;
+  numel_ = numel_of(sizes_);
+  contiguous_ = compute_contiguous(sizes_, strides_);
+}
+
 AutogradMeta& TensorImpl::autograd() {
   if (!autograd_) autograd_ = std::make_unique<AutogradMeta>();
   return *autograd_;

@@ -93,6 +93,9 @@ class Tensor {
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  /// Makes this tensor (every handle to it) use `data`'s storage, dtype and
+  /// shape, keeping its autograd identity (like LibTorch's set_data).
+  void set_data(const Tensor& data) const;
 
   // ---- autograd ----
   bool requires_grad() const;

@@ -49,6 +49,12 @@ class TensorImpl {
            offset_ * static_cast<int64_t>(element_size(dtype_));
   }
 
+  /// Replaces storage, dtype and geometry, keeping this object (and so every
+  /// handle to it, and its autograd state). Module::to uses it so that an
+  /// optimizer's parameter handles stay valid.
+  void set_data(Storage storage, ScalarType dtype, IntList sizes,
+                IntList strides, int64_t offset);
+
   /// Null until autograd state is first needed.
   AutogradMeta* autograd_meta() const { return autograd_.get(); }
   AutogradMeta& autograd();
