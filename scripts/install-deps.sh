@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian package that tandem's build, tests, benchmarks and
+# main job need. Idempotent: when everything is present it prints nothing
+# and touches nothing; otherwise it runs `apt-get update` once and installs
+# only what is missing.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build make pkg-config  # the build
+  libopenblas-dev                       # BLAS for CPU matrix products
+  zlib1g-dev                            # gzip'd datasets
+  libgtest-dev libbenchmark-dev         # tests and micro-benchmarks
+  python3-torch python3-numpy           # PyTorch reference values and benchmarks
+  clang-format clang-tidy               # the style checks
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]] || missing+=("$p")
+done
+((${#missing[@]} == 0)) && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=()
+((EUID == 0)) || sudo=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

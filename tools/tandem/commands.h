@@ -1,0 +1,20 @@
+// The tandem command's subcommands. Each takes the arguments after its name
+// and returns the process exit code; bad usage throws UsageError (exit 2).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tandem::cli {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+using Args = std::vector<std::string>;
+
+int run_demo(const Args& args);
+
+}  // namespace tandem::cli

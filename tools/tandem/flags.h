@@ -1,0 +1,38 @@
+// A small flag parser for the tandem command: `--name value` and
+// `--name=value`, every flag declared up front with a default and a help
+// line, unknown flags and bad values rejected with a UsageError.
+//
+//   Flags flags("demo");
+//   flags.add("steps", "20", "training steps");
+//   flags.parse(args);
+//   int steps = flags.get_int("steps");
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "commands.h"
+
+namespace tandem::cli {
+
+class Flags {
+ public:
+  explicit Flags(std::string command) : command_(std::move(command)) {}
+  void add(const std::string& name, const std::string& default_value,
+           const std::string& help);
+  /// Parses args; returns false when --help was asked for (help printed).
+  bool parse(const Args& args);
+  std::string get(const std::string& name) const;
+  int64_t get_int(const std::string& name) const;
+  double get_double(const std::string& name) const;
+
+ private:
+  struct Flag {
+    std::string value;
+    std::string help;
+  };
+  std::string command_;
+  std::map<std::string, Flag> flags_;
+};
+
+}  // namespace tandem::cli
