@@ -47,6 +47,7 @@ test-install: build
 lint:
 	@bash tools/lint/check_file_sizes.sh
 	@bash tools/lint/check_format.sh
+	@bash tools/lint/check_headers_standalone.sh
 
 bench: deps
 	@cmake -S . -B $(BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_BENCH=ON $(CMAKE_FLAGS) >/dev/null
