@@ -65,22 +65,31 @@ void compute_dependencies(GraphTask& task, const std::vector<Edge>& roots) {
   }
 }
 
-// Marks the nodes from which some captured node can be reached.
+// Marks the nodes from which some captured node can be reached. A
+// post-order walk with an explicit stack: graphs can be far deeper than
+// the call stack.
 void compute_needed(GraphTask& task, const std::vector<Edge>& roots) {
-  std::unordered_map<Node*, bool> memo;
-  std::function<bool(Node*)> visit = [&](Node* node) -> bool {
-    auto it = memo.find(node);
-    if (it != memo.end()) return it->second;
-    memo[node] = false;  // cycles cannot occur; this guards re-entry
-    bool needed = task.captures.count(node) > 0;
-    for (const Edge& next : node->next_edges()) {
-      if (next.valid() && visit(next.node.get())) needed = true;
+  std::unordered_map<Node*, bool> needed_of;  // filled once a node is finished
+  std::vector<std::pair<Node*, size_t>> stack;  // node, next edge to look at
+  for (const Edge& root : roots) {
+    if (!needed_of.count(root.node.get())) stack.emplace_back(root.node.get(), 0);
+    while (!stack.empty()) {
+      Node* node = stack.back().first;
+      const std::vector<Edge>& edges = node->next_edges();
+      size_t& next = stack.back().second;
+      if (next < edges.size()) {
+        Node* child = edges[next++].node.get();
+        // The graph is acyclic, so an unfinished child is not on the stack.
+        if (child != nullptr && !needed_of.count(child)) stack.emplace_back(child, 0);
+        continue;
+      }
+      bool needed = task.captures.count(node) > 0;
+      for (const Edge& e : edges) needed = needed || (e.valid() && needed_of.at(e.node.get()));
+      needed_of[node] = needed;
+      if (needed) task.needed.insert(node);
+      stack.pop_back();
     }
-    memo[node] = needed;
-    if (needed) task.needed.insert(node);
-    return needed;
-  };
-  for (const Edge& e : roots) visit(e.node.get());
+  }
 }
 
 void check_gradient(const Node& from, const Edge& edge, const Tensor& g) {

@@ -18,6 +18,29 @@ size_t new_hook_id() { return next_hook_id.fetch_add(1); }
 
 Node::Node() : sequence_nr_(next_sequence_nr.fetch_add(1)) {}
 
+// Note [Deep graph deletion]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A node owns its next nodes through its edges, so dropping the last
+// handle to a chain of N nodes would run N nested destructors and overflow
+// the stack for long chains (an RNN unrolled over many steps, a loop of
+// small ops). Instead, the nodes this one solely owns are moved onto a
+// local stack and released one by one, each after its own solely-owned
+// successors have been moved off it.
+Node::~Node() {
+  std::vector<std::shared_ptr<Node>> pending;
+  auto take_sole_successors = [&pending](std::vector<Edge>& edges) {
+    for (Edge& e : edges) {
+      if (e.node && e.node.use_count() == 1) pending.push_back(std::move(e.node));
+    }
+  };
+  take_sole_successors(next_edges_);
+  while (!pending.empty()) {
+    std::shared_ptr<Node> node = std::move(pending.back());
+    pending.pop_back();
+    take_sole_successors(node->next_edges_);
+  }
+}
+
 void Node::add_output_meta(const Tensor& t) {
   output_meta_.push_back(TensorMeta{t.sizes(), t.dtype(), t.device()});
 }

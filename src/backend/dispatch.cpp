@@ -19,6 +19,8 @@ const Kernels& cpu_kernels() {
     k.bmm = cpu::bmm;
     k.softmax = cpu::softmax;
     k.softmax_backward = cpu::softmax_backward;
+    k.nll_loss_forward = cpu::nll_loss_forward;
+    k.nll_loss_backward = cpu::nll_loss_backward;
     k.index_select = cpu::index_select;
     k.index_add = cpu::index_add;
     k.gather = cpu::gather;

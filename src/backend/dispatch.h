@@ -37,6 +37,12 @@ enum class BinaryOp {
 
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 
+/// What nll_loss_forward returns besides the per-sample losses.
+struct NllLossSums {
+  double loss = 0;    // sum of loss_i
+  double weight = 0;  // sum of w[target[i]] over counted samples
+};
+
 struct Kernels {
   // out <- src, converting dtype; shapes equal (src may be expanded)
   void (*copy)(const Tensor& out, const Tensor& src) = nullptr;
@@ -59,7 +65,8 @@ struct Kernels {
                double alpha, double beta) = nullptr;
   // Batched: out[i] = a[i] @ b[i], 3-D operands
   void (*bmm)(const Tensor& out, const Tensor& a, const Tensor& b) = nullptr;
-  // softmax / log_softmax over the last dim of a contiguous 2-D [rows, n]
+  // softmax / log_softmax over dim 1 of a contiguous [rows, n] or
+  // [outer, n, inner] tensor
   void (*softmax)(const Tensor& out, const Tensor& in, bool log) = nullptr;
   // grad_in = softmax backward given grad_out and the forward result
   void (*softmax_backward)(const Tensor& grad_in, const Tensor& grad_out,
@@ -75,6 +82,22 @@ struct Kernels {
   // out.scatter_add_(dim, index, src) in place
   void (*scatter_add)(const Tensor& out, int64_t dim, const Tensor& index,
                       const Tensor& src) = nullptr;
+  // Negative log-likelihood over contiguous input [N, C] (log-probabilities),
+  // target [N] int64, weight [C] or undefined (all ones). For sample i with
+  // class t = target[i] != ignore_index and label smoothing s:
+  //   loss_i = -((1 - s) * w[t] * input[i, t] + s / C * sum_c w[c] * input[i, c])
+  // and 0 for ignored samples. Writes loss_i into `losses` ([N]) when it is
+  // defined and returns the sums; throws IndexError for a target outside
+  // [0, C).
+  NllLossSums (*nll_loss_forward)(const Tensor& losses, const Tensor& input,
+                                  const Tensor& target, const Tensor& weight,
+                                  double smoothing, int64_t ignore_index) = nullptr;
+  // grad_input[i, c] = scale * grad_output[i] * d loss_i / d input[i, c];
+  // grad_output is [N], or one element shared by every sample.
+  void (*nll_loss_backward)(const Tensor& grad_input, const Tensor& grad_output,
+                            const Tensor& target, const Tensor& weight,
+                            double smoothing, double scale,
+                            int64_t ignore_index) = nullptr;
   // random fills; uniform in [from, to), normal, integers in [low, high),
   // bernoulli(p) as 0/1 in out's dtype
   void (*uniform)(const Tensor& out, double from, double to,

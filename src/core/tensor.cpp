@@ -18,6 +18,9 @@ void Tensor::set_data(const Tensor& data) const {
   TANDEM_CHECK(data.defined(), "set_data: the new data is undefined");
   impl().set_data(data.impl().storage(), data.dtype(), data.sizes(),
                   data.strides(), data.storage_offset());
+  // A graph still alive may hold the leaf's accumulator, which knows the old
+  // shape, dtype and device; later graphs must get a fresh one.
+  if (AutogradMeta* meta = impl().autograd_meta()) meta->grad_accumulator.reset();
 }
 
 TensorOptions Tensor::options() const {
@@ -50,7 +53,7 @@ int64_t item_as_int64(const Tensor& t) { return read_item<int64_t>(t); }
 
 }  // namespace detail
 
-std::ostream& operator<<(std::ostream& out, const IntList& sizes) {
+std::ostream& operator<<(std::ostream& out, const std::vector<int64_t>& sizes) {
   out << '[';
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (i > 0) out << ", ";

@@ -13,12 +13,24 @@ using autograd::tensor_list;
 using backend::BinaryOp;
 using backend::UnaryOp;
 
-Tensor activation(const char* op, UnaryOp kind, const Tensor& x) {
-  detail::check_defined(op, x, "input");
-  detail::check_floating(op, x, "input");
-  Tensor out = detail::make_empty(x.sizes(), x.dtype(), x.device());
-  detail::kernels_for(out).unary(kind, out, x, 0, 0);
+// Runs the forward kernel in `dtype` (the input converted if needed).
+Tensor activation(UnaryOp kind, const Tensor& x, ScalarType dtype) {
+  Tensor in = x.dtype() == dtype ? x : x.to(dtype);
+  Tensor out = detail::make_empty(x.sizes(), dtype, x.device());
+  detail::kernels_for(out).unary(kind, out, in, 0, 0);
   return out;
+}
+
+// sigmoid and tanh of integers are float32, like exp.
+Tensor floating_activation(const char* op, UnaryOp kind, const Tensor& x) {
+  detail::check_defined(op, x, "input");
+  return activation(kind, x, x.is_floating_point() ? x.dtype() : kFloat32);
+}
+
+// relu keeps integer dtypes, as PyTorch's does; bool has no relu.
+void check_relu_input(const char* op, const Tensor& x) {
+  detail::check_defined(op, x, "input");
+  TANDEM_CHECK(x.dtype() != kBool, op, ": not supported for bool tensors");
 }
 
 // grad_in = kind(grad_out, saved), one fused kernel.
@@ -42,16 +54,17 @@ void record(const char* node, BinaryOp kind, const Tensor& x, Tensor& out,
 }  // namespace
 
 Tensor relu(const Tensor& x) {
-  Tensor out = activation("relu", UnaryOp::Relu, x);
+  check_relu_input("relu", x);
+  Tensor out = activation(UnaryOp::Relu, x, x.dtype());
   // Uses the result: relu(x) > 0 exactly where x > 0.
   record("ReluBackward", BinaryOp::ReluBackward, x, out, /*save_input=*/false);
   return out;
 }
 
 Tensor& relu_(Tensor& x) {
+  check_relu_input("relu_", x);
   autograd::check_inplace(x, "relu_");
   if (!autograd::any_requires_grad({&x})) {
-    detail::check_floating("relu_", x, "input");
     detail::kernels_for(x).unary(UnaryOp::Relu, x, x, 0, 0);
     x.bump_version();
     return x;
@@ -63,20 +76,22 @@ Tensor gelu(const Tensor& x, std::string_view approximate) {
   TANDEM_CHECK(approximate == "none" || approximate == "tanh",
                "gelu: approximate must be 'none' or 'tanh', got '", approximate, "'");
   bool tanh_form = approximate == "tanh";
-  Tensor out = activation("gelu", tanh_form ? UnaryOp::GeluTanh : UnaryOp::Gelu, x);
+  detail::check_defined("gelu", x, "input");
+  detail::check_floating("gelu", x, "input");
+  Tensor out = activation(tanh_form ? UnaryOp::GeluTanh : UnaryOp::Gelu, x, x.dtype());
   record("GeluBackward", tanh_form ? BinaryOp::GeluTanhBackward : BinaryOp::GeluBackward,
          x, out, /*save_input=*/true);
   return out;
 }
 
 Tensor sigmoid(const Tensor& x) {
-  Tensor out = activation("sigmoid", UnaryOp::Sigmoid, x);
+  Tensor out = floating_activation("sigmoid", UnaryOp::Sigmoid, x);
   record("SigmoidBackward", BinaryOp::SigmoidBackwardFromResult, x, out, false);
   return out;
 }
 
 Tensor tanh(const Tensor& x) {
-  Tensor out = activation("tanh", UnaryOp::Tanh, x);
+  Tensor out = floating_activation("tanh", UnaryOp::Tanh, x);
   record("TanhBackward", BinaryOp::TanhBackwardFromResult, x, out, false);
   return out;
 }

@@ -1,10 +1,29 @@
-// STUB: owned by a helper, to be replaced.
+// dropout: zero elements at random during training, scaling the survivors so
+// the expected value is unchanged.
+//
+// The output is x * mask with mask = bernoulli(1 - p) / (1 - p), so mul's
+// backward gives the gradient g * mask without a node of our own.
 #include "tandem/ops/activation.h"
+
+#include "ops/op_utils.h"
+#include "tandem/core/generator.h"
+#include "tandem/ops/elementwise.h"
 
 namespace tandem {
 
-Tensor dropout(const Tensor&, double, bool) {
-  throw NotImplementedError("dropout: not implemented yet");
+Tensor dropout(const Tensor& x, double p, bool train) {
+  detail::check_defined("dropout", x, "input");
+  TANDEM_CHECK(p >= 0 && p <= 1, "dropout: expected probability p in [0, 1], got ", p);
+  if (!train || p == 0) return x;
+  detail::check_floating("dropout", x, "input");
+  // Like PyTorch, x * 0 rather than fresh zeros: the result keeps x's
+  // history (its gradient is zero) and NaN stays NaN.
+  if (p == 1) return mul(x, 0.0);
+  Tensor mask = detail::make_empty(x.sizes(), x.dtype(), x.device());
+  const auto& kernels = detail::kernels_for(mask);
+  kernels.bernoulli(mask, 1 - p, default_generator());
+  kernels.unary(backend::UnaryOp::MulScalar, mask, mask, 1 / (1 - p), 0);
+  return mul(x, mask);
 }
 
 }  // namespace tandem

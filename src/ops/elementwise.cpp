@@ -32,22 +32,14 @@ Tensor binary_kernel(const char* op, BinaryOp kind, const Tensor& a,
   detail::check_defined(op, b, "other");
   detail::check_same_device(op, {&a, &b});
   IntList shape = broadcast_shapes(a.sizes(), b.sizes(), op);
-  ScalarType common = promote_types(a.dtype(), b.dtype());
-  if (!comparison && common == kBool) common = kUInt8;
+  ScalarType common = detail::result_type(a, b);
+  if (!comparison) detail::check_bool_arithmetic(op, kind, common);
   Tensor ca = a.dtype() == common ? a : a.detach().to(common);
   Tensor cb = b.dtype() == common ? b : b.detach().to(common);
   Tensor out = detail::make_empty(shape, comparison ? kBool : common, a.device());
   detail::kernels_for(out).binary(kind, out, detail::broadcast_to_raw(ca, shape),
                                   detail::broadcast_to_raw(cb, shape), param);
   return out;
-}
-
-// The dtype of `t op scalar`: the tensor's, unless an integral tensor meets
-// a non-whole scalar (then float32, PyTorch's default dtype).
-ScalarType scalar_result_dtype(const Tensor& t, Scalar s) {
-  if (is_integral(t.dtype()) && s != std::floor(s)) return kFloat32;
-  if (t.dtype() == kBool) return kUInt8;
-  return t.dtype();
 }
 
 Tensor unary_kernel(const char* op, UnaryOp kind, const Tensor& x,
@@ -73,7 +65,7 @@ Tensor comparison(const char* op, BinaryOp kind, const Tensor& a, Scalar b) {
   detail::check_defined(op, a, "self");
   // Compare in the tensor's dtype unless that would round the scalar.
   bool exact = a.is_floating_point() || b == std::floor(b);
-  ScalarType dtype = exact ? a.dtype() : kFloat64;
+  ScalarType dtype = !exact ? kFloat64 : a.dtype() == kBool ? kInt64 : a.dtype();
   return comparison(op, kind, a, scalar_tensor(b, TensorOptions(dtype).device(a.device())));
 }
 
@@ -133,7 +125,7 @@ Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
 
 Tensor add(const Tensor& a, Scalar b, Scalar alpha) {
   Tensor out = unary_kernel("add", UnaryOp::AddScalar, a,
-                            scalar_result_dtype(a, b * alpha), b * alpha);
+                            detail::scalar_result_type(a, b * alpha), b * alpha);
   ScalarType ta = a.dtype();
   autograd::record_function("AddBackward", {a}, {&out}, [ta](const tensor_list& g) {
     return tensor_list{g[0].dtype() == ta ? g[0] : g[0].to(ta)};
@@ -161,7 +153,8 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor mul(const Tensor& a, Scalar b) {
-  Tensor out = unary_kernel("mul", UnaryOp::MulScalar, a, scalar_result_dtype(a, b), b);
+  Tensor out =
+      unary_kernel("mul", UnaryOp::MulScalar, a, detail::scalar_result_type(a, b), b);
   ScalarType ta = a.dtype();
   autograd::record_function("MulBackward", {a}, {&out}, [=](const tensor_list& g) {
     Tensor r = g[0] * b;
@@ -194,8 +187,10 @@ Tensor div(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, Scalar b) {
+  detail::check_defined("div", a, "self");
   if (is_integral(a.dtype())) return div(a.to(kFloat32), b);
-  return mul(a, 1.0 / b);
+  // A true division, not a product with 1/b, so x / 49 rounds like PyTorch.
+  return div(a, scalar_tensor(b, a.options()));
 }
 
 Tensor pow(const Tensor& base, const Tensor& exponent) {
@@ -207,7 +202,9 @@ Tensor pow(const Tensor& base, const Tensor& exponent) {
     autograd::record_function("PowBackward", {base, exponent}, {&out},
                               [=](const tensor_list& g) {
       Tensor b = vb.unpack("PowBackward"), e = ve.unpack("PowBackward");
-      Tensor ga = reduce_grad(g[0] * e * pow(b, e - 1), sa, ta);
+      // e * b^(e-1) is 0 * inf at b == 0, e == 0; PyTorch takes it as 0.
+      Tensor db = where(e == 0, zeros_like(g[0]), e * pow(b, e - 1));
+      Tensor ga = reduce_grad(g[0] * db, sa, ta);
       // d/de b^e = b^e log b, taken as 0 where b == 0 (PyTorch's convention).
       Tensor lg = where(b == 0, zeros_like(b), log(b));
       Tensor gb = reduce_grad(g[0] * vo.unpack("PowBackward") * lg, sb, tb);
@@ -218,7 +215,7 @@ Tensor pow(const Tensor& base, const Tensor& exponent) {
 }
 
 Tensor pow(const Tensor& base, Scalar exponent) {
-  ScalarType dtype = scalar_result_dtype(base, exponent);
+  ScalarType dtype = detail::scalar_result_type(base, exponent);
   Tensor out = unary_kernel("pow", UnaryOp::PowScalar, base, dtype, exponent);
   if (autograd::any_requires_grad({&base})) {
     SavedVariable vb(base);
@@ -233,9 +230,8 @@ Tensor pow(const Tensor& base, Scalar exponent) {
 
 Tensor pow(Scalar base, const Tensor& exponent) {
   detail::check_defined("pow", exponent, "exponent");
-  return pow(full_like(exponent, base, exponent.is_floating_point()
-                                           ? exponent.dtype() : kFloat32),
-             exponent);
+  // Like `exponent op base`: integers stay integers for a whole base.
+  return pow(full_like(exponent, base, detail::scalar_result_type(exponent, base)), exponent);
 }
 
 namespace {
@@ -345,8 +341,10 @@ Tensor reciprocal(const Tensor& x) {
 
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
   TANDEM_CHECK(min || max, "clamp: at least one of min and max must be given");
+  detail::check_defined("clamp", x, "self");
   const double lo = min.value_or(-INFINITY), hi = max.value_or(INFINITY);
-  Tensor out = unary_kernel("clamp", UnaryOp::Clamp, x, x.dtype(), lo, hi);
+  Tensor out = unary_kernel("clamp", UnaryOp::Clamp, x,
+                            detail::clamp_result_type(x, min, max), lo, hi);
   SavedVariable vx(autograd::any_requires_grad({&x}) ? x : Tensor());
   autograd::record_function("ClampBackward", {x}, {&out}, [=](const tensor_list& g) {
     Tensor v = vx.unpack("ClampBackward");
@@ -403,7 +401,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   detail::check_same_device("where", {&condition, &a, &b});
   IntList shape = broadcast_shapes(broadcast_shapes(condition.sizes(), a.sizes(), "where"),
                                    b.sizes(), "where");
-  ScalarType common = promote_types(a.dtype(), b.dtype());
+  ScalarType common = detail::result_type(a, b);
   Tensor ca = a.dtype() == common ? a : a.detach().to(common);
   Tensor cb = b.dtype() == common ? b : b.detach().to(common);
   Tensor out = detail::make_empty(shape, common, a.device());

@@ -1,7 +1,8 @@
 // In-place ops. Without autograd they run the kernel straight into the
 // tensor (the optimizer's hot path); when autograd must follow, they compute
-// out of place and copy_ the result in, which records the history rebase.
-// Either way the version counter is bumped.
+// out of place from a clone of the tensor (the backward may save it, and
+// the copy_ below overwrites it) and copy_ the result in, which records the
+// history rebase. Either way the version counter is bumped.
 #include "tandem/autograd/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
@@ -14,9 +15,8 @@ using backend::BinaryOp;
 using backend::UnaryOp;
 
 void check_result_fits(const char* op, const Tensor& self, ScalarType result) {
-  TANDEM_CHECK(promote_types(result, self.dtype()) == self.dtype(), op,
-               ": the result type ", result, " cannot be stored in place in a ",
-               self.dtype(), " tensor");
+  TANDEM_CHECK(detail::can_cast(result, self.dtype()), op, ": the result type ", result,
+               " cannot be stored in place in a ", self.dtype(), " tensor");
 }
 
 template <typename OutOfPlace>
@@ -29,8 +29,12 @@ Tensor& inplace_binary(const char* op, Tensor& self, const Tensor& other,
   TANDEM_CHECK(broadcast_shapes(self.sizes(), other.sizes(), op) == self.sizes(), op,
                ": the result of shape ", broadcast_shapes(self.sizes(), other.sizes(), op),
                " does not fit in place in a tensor of shape ", self.sizes());
-  check_result_fits(op, self, promote_types(self.dtype(), other.dtype()));
-  if (autograd::any_requires_grad({&self, &other})) return self.copy_(out_of_place());
+  ScalarType result = detail::result_type(self, other);
+  detail::check_bool_arithmetic(op, kind, result);
+  check_result_fits(op, self, result);
+  if (autograd::any_requires_grad({&self, &other})) {
+    return self.copy_(out_of_place(self.clone()));
+  }
   Tensor b = other.dtype() == self.dtype() ? other : other.to(self.dtype());
   detail::kernels_for(self).binary(kind, self, self,
                                    detail::broadcast_to_raw(b, self.sizes()), param);
@@ -43,7 +47,7 @@ Tensor& inplace_unary(const char* op, Tensor& self, UnaryOp kind, Scalar a, Scal
                       OutOfPlace out_of_place) {
   detail::check_defined(op, self, "self");
   autograd::check_inplace(self, op);
-  if (autograd::any_requires_grad({&self})) return self.copy_(out_of_place());
+  if (autograd::any_requires_grad({&self})) return self.copy_(out_of_place(self.clone()));
   detail::kernels_for(self).unary(kind, self, self, a, b);
   self.bump_version();
   return self;
@@ -54,54 +58,53 @@ Tensor& inplace_unary(const char* op, Tensor& self, UnaryOp kind, Scalar a, Scal
 Tensor& Tensor::add_(const Tensor& other, Scalar alpha) {
   return inplace_binary("add_", *this, other,
                         alpha == 1 ? BinaryOp::Add : BinaryOp::AddScaled, alpha,
-                        [&] { return tandem::add(*this, other, alpha); });
+                        [&](const Tensor& s) { return tandem::add(s, other, alpha); });
 }
 
 Tensor& Tensor::sub_(const Tensor& other, Scalar alpha) {
   return inplace_binary("sub_", *this, other,
                         alpha == 1 ? BinaryOp::Sub : BinaryOp::AddScaled, -alpha,
-                        [&] { return tandem::sub(*this, other, alpha); });
+                        [&](const Tensor& s) { return tandem::sub(s, other, alpha); });
 }
 
 Tensor& Tensor::mul_(const Tensor& other) {
   return inplace_binary("mul_", *this, other, BinaryOp::Mul, 0,
-                        [&] { return tandem::mul(*this, other); });
+                        [&](const Tensor& s) { return tandem::mul(s, other); });
 }
 
 Tensor& Tensor::div_(const Tensor& other) {
   TANDEM_CHECK(!defined() || is_floating_point(), "div_: true division cannot be ",
                "stored in place in a ", dtype(), " tensor");
   return inplace_binary("div_", *this, other, BinaryOp::Div, 0,
-                        [&] { return tandem::div(*this, other); });
+                        [&](const Tensor& s) { return tandem::div(s, other); });
 }
 
 Tensor& Tensor::add_(Scalar other) {
-  check_result_fits("add_", *this, is_integral(dtype()) && other != static_cast<int64_t>(other)
-                                       ? kFloat32 : dtype());
+  check_result_fits("add_", *this, detail::scalar_result_type(*this, other));
   return inplace_unary("add_", *this, UnaryOp::AddScalar, other, 0,
-                       [&] { return tandem::add(*this, other); });
+                       [&](const Tensor& s) { return tandem::add(s, other); });
 }
 
 Tensor& Tensor::sub_(Scalar other) { return add_(-other); }
 
 Tensor& Tensor::mul_(Scalar other) {
-  check_result_fits("mul_", *this, is_integral(dtype()) && other != static_cast<int64_t>(other)
-                                       ? kFloat32 : dtype());
+  check_result_fits("mul_", *this, detail::scalar_result_type(*this, other));
   return inplace_unary("mul_", *this, UnaryOp::MulScalar, other, 0,
-                       [&] { return tandem::mul(*this, other); });
+                       [&](const Tensor& s) { return tandem::mul(s, other); });
 }
 
 Tensor& Tensor::div_(Scalar other) {
   TANDEM_CHECK(is_floating_point(), "div_: true division cannot be stored in ",
                "place in a ", dtype(), " tensor");
-  return mul_(1.0 / other);
+  return div_(scalar_tensor(other, options()));  // true division, as div()
 }
 
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
   TANDEM_CHECK(min || max, "clamp_: at least one of min and max must be given");
+  check_result_fits("clamp_", *this, detail::clamp_result_type(*this, min, max));
   return inplace_unary("clamp_", *this, UnaryOp::Clamp, min.value_or(-INFINITY),
                        max.value_or(INFINITY),
-                       [&] { return tandem::clamp(*this, min, max); });
+                       [&](const Tensor& s) { return tandem::clamp(s, min, max); });
 }
 
 Tensor& Tensor::zero_() { return fill_(0); }

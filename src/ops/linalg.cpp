@@ -1,22 +1,211 @@
-// STUB: owned by a helper, to be replaced.
+// Matrix products (mm, bmm, matmul, linear), forward and backward. Each
+// matrix is one BLAS gemm; transposed views reach the kernel as they are, so
+// the a^T and b^T of the backward formulas cost no copies.
 #include "tandem/ops/linalg.h"
 
+#include <algorithm>
+
+#include "tandem/autograd/node.h"
+#include "tandem/ops/elementwise.h"
+#include "tandem/ops/reduction.h"
+#include "tandem/ops/shape.h"
+#include "ops/op_utils.h"
+
 namespace tandem {
+namespace {
 
-Tensor mm(const Tensor&, const Tensor&) {
-  throw NotImplementedError("mm: not implemented yet");
+using autograd::SavedVariable;
+using autograd::tensor_list;
+
+// Defined, one device, one floating dtype: what every product needs.
+void check_operands(const char* op, const Tensor& a, const char* name_a,
+                    const Tensor& b, const char* name_b) {
+  detail::check_defined(op, a, name_a);
+  detail::check_defined(op, b, name_b);
+  detail::check_same_device(op, {&a, &b});
+  TANDEM_CHECK(a.is_floating_point() && b.is_floating_point(), op,
+               ": expected float32 or float64 tensors, got ", a.dtype(), " and ",
+               b.dtype(), " (integer matrix products are not supported)");
+  TANDEM_CHECK(a.dtype() == b.dtype(), op, ": expected tensors of one dtype, got ",
+               a.dtype(), " and ", b.dtype());
 }
 
-Tensor bmm(const Tensor&, const Tensor&) {
-  throw NotImplementedError("bmm: not implemented yet");
+void check_inner(const char* op, const Tensor& a, const Tensor& b, int64_t ka,
+                 int64_t kb) {
+  TANDEM_CHECK(ka == kb, op, ": shapes ", a.sizes(), " and ", b.sizes(),
+               " cannot be multiplied (", ka, " != ", kb, ")");
 }
 
-Tensor matmul(const Tensor&, const Tensor&) {
-  throw NotImplementedError("matmul: not implemented yet");
+// Whether BLAS reads the matrix in `t`'s last two dims as it is: row-major
+// or transposed, with a leading dimension that steps past a whole row
+// (column). Size-1 dims may carry any stride. Batch strides do not matter.
+bool blas_compatible(const Tensor& t) {
+  const int64_t rows = t.size(-2), cols = t.size(-1);
+  const int64_t s0 = t.stride(-2), s1 = t.stride(-1);
+  const bool row_major = (s1 == 1 || cols == 1) &&
+                         (rows == 1 || s0 >= std::max<int64_t>(cols, 1));
+  const bool col_major = (s0 == 1 || rows == 1) &&
+                         (cols == 1 || s1 >= std::max<int64_t>(rows, 1));
+  return row_major || col_major;
 }
 
-Tensor linear(const Tensor&, const Tensor&, const Tensor&) {
-  throw NotImplementedError("linear: not implemented yet");
+// `t` without history, copied only when BLAS cannot read it in place.
+Tensor blas_operand(const Tensor& t) {
+  Tensor d = t.detach();
+  return blas_compatible(d) ? d : d.contiguous();
+}
+
+int64_t product_of(IntList::const_iterator begin, IntList::const_iterator end) {
+  int64_t n = 1;
+  for (auto it = begin; it != end; ++it) n *= *it;
+  return n;
+}
+
+using Product = Tensor (*)(const Tensor&, const Tensor&);
+
+// The backward of out = a @ b for mm and bmm: ga = g @ b^T, gb = a^T @ g,
+// each only when its input needs it.
+void record_product(const char* node, const Tensor& a, const Tensor& b,
+                    Tensor& out, Product product) {
+  if (!autograd::any_requires_grad({&a, &b})) return;
+  const bool need_a = a.requires_grad(), need_b = b.requires_grad();
+  SavedVariable va(need_b ? a : Tensor()), vb(need_a ? b : Tensor());
+  autograd::record_function(node, {a, b}, {&out}, [=](const tensor_list& g) {
+    Tensor ga = need_a ? product(g[0], vb.unpack(node).transpose(-2, -1)) : Tensor();
+    Tensor gb = need_b ? product(va.unpack(node).transpose(-2, -1), g[0]) : Tensor();
+    return tensor_list{ga, gb};
+  });
+}
+
+// matmul with at least one operand of 3+ dims: broadcast the batch dims,
+// fold them into one and run bmm. 1-D operands gain (then lose) a dim.
+Tensor batched_matmul(const Tensor& a, const Tensor& b) {
+  const Tensor a3 = a.dim() == 1 ? a.unsqueeze(0) : a;
+  const Tensor b3 = b.dim() == 1 ? b.unsqueeze(-1) : b;
+  const int64_t m = a3.size(-2), k = a3.size(-1), n = b3.size(-1);
+  const IntList batch_a(a3.sizes().begin(), a3.sizes().end() - 2);
+  const IntList batch_b(b3.sizes().begin(), b3.sizes().end() - 2);
+  IntList batch = batch_a;
+  if (batch_a != batch_b) {
+    const std::string op = detail::str("matmul: batch dimensions of ", a.sizes(),
+                                       " and ", b.sizes());
+    batch = broadcast_shapes(batch_a, batch_b, op.c_str());
+  }
+  const int64_t count = product_of(batch.begin(), batch.end());
+  auto folded = [&](const Tensor& t, int64_t rows, int64_t cols) {
+    IntList full = batch;
+    full.insert(full.end(), {rows, cols});
+    return t.expand(full).reshape({count, rows, cols});
+  };
+  Tensor r = bmm(folded(a3, m, k), folded(b3, k, n));
+  IntList out_shape = batch;
+  if (a.dim() > 1) out_shape.push_back(m);
+  if (b.dim() > 1) out_shape.push_back(n);
+  return r.view(out_shape);
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  check_operands("mm", a, "self", b, "mat2");
+  TANDEM_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D tensors, got shapes ",
+               a.sizes(), " and ", b.sizes());
+  check_inner("mm", a, b, a.size(1), b.size(0));
+  Tensor out = detail::make_empty({a.size(0), b.size(1)}, a.dtype(), a.device());
+  detail::kernels_for(out).gemm(out, blas_operand(a), blas_operand(b), 1, 0);
+  record_product("MmBackward", a, b, out, &mm);
+  return out;
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  check_operands("bmm", a, "self", b, "mat2");
+  TANDEM_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got shapes ",
+               a.sizes(), " and ", b.sizes());
+  TANDEM_CHECK(a.size(0) == b.size(0), "bmm: shapes ", a.sizes(), " and ", b.sizes(),
+               " have different batch sizes (", a.size(0), " != ", b.size(0), ")");
+  check_inner("bmm", a, b, a.size(2), b.size(1));
+  Tensor out = detail::make_empty({a.size(0), a.size(1), b.size(2)}, a.dtype(),
+                                  a.device());
+  detail::kernels_for(out).bmm(out, blas_operand(a), blas_operand(b));
+  record_product("BmmBackward", a, b, out, &bmm);
+  return out;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_operands("matmul", a, "self", b, "other");
+  TANDEM_CHECK(a.dim() >= 1 && b.dim() >= 1,
+               "matmul: expected tensors with at least 1 dimension, got shapes ",
+               a.sizes(), " and ", b.sizes());
+  check_inner("matmul", a, b, a.size(-1), b.size(b.dim() == 1 ? 0 : -2));
+  if (a.dim() <= 2 && b.dim() <= 2) {
+    // dot, vector-matrix, matrix-vector and mm, all as mm.
+    Tensor r = mm(a.dim() == 1 ? a.unsqueeze(0) : a, b.dim() == 1 ? b.unsqueeze(1) : b);
+    if (a.dim() == 1) r = r.squeeze(0);
+    return b.dim() == 1 ? r.squeeze(-1) : r;
+  }
+  if (b.dim() <= 2) {
+    // Batch dims of `a` fold into rows: one large gemm instead of many.
+    const int64_t rows = product_of(a.sizes().begin(), a.sizes().end() - 1);
+    Tensor r = mm(a.reshape({rows, a.size(-1)}), b.dim() == 1 ? b.unsqueeze(1) : b);
+    IntList out_shape(a.sizes().begin(), a.sizes().end() - 1);
+    if (b.dim() == 2) out_shape.push_back(b.size(1));
+    return r.view(out_shape);
+  }
+  return batched_matmul(a, b);
+}
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  check_operands("linear", input, "input", weight, "weight");
+  detail::check_same_device("linear", {&input, &weight, &bias});
+  TANDEM_CHECK(weight.dim() == 2,
+               "linear: expected weight of shape [out_features, in_features], got ",
+               weight.sizes());
+  TANDEM_CHECK(input.dim() >= 1, "linear: expected input with at least 1 dimension, ",
+               "got shape ", input.sizes());
+  const int64_t out_features = weight.size(0), in_features = weight.size(1);
+  TANDEM_CHECK(input.size(-1) == in_features, "linear: input has ", input.size(-1),
+               " features (shape ", input.sizes(), ") but weight expects ",
+               in_features);
+  if (bias.defined()) {
+    TANDEM_CHECK(bias.dtype() == weight.dtype(), "linear: bias has dtype ",
+                 bias.dtype(), " but weight has ", weight.dtype());
+    TANDEM_CHECK(bias.dim() == 1 && bias.size(0) == out_features,
+                 "linear: expected bias of shape [", out_features, "] (weight has ",
+                 out_features, " output features), got ", bias.sizes());
+  }
+  const IntList input_sizes = input.sizes();
+  const int64_t rows = product_of(input_sizes.begin(), input_sizes.end() - 1);
+  IntList out_shape = input_sizes;
+  out_shape.back() = out_features;
+  Tensor out = detail::make_empty(out_shape, input.dtype(), input.device());
+
+  // One gemm with beta = 1 over rows pre-filled with the bias: no extra pass.
+  const backend::Kernels& kernels = detail::kernels_for(out);
+  Tensor out2d = detail::raw_view(out, {rows, out_features}, {out_features, 1}, 0);
+  if (bias.defined()) {
+    kernels.copy(out2d, detail::broadcast_to_raw(bias, {rows, out_features}));
+  }
+  kernels.gemm(out2d, blas_operand(input.detach().reshape({rows, in_features})),
+               blas_operand(weight.detach().t()), 1, bias.defined() ? 1 : 0);
+
+  if (!autograd::any_requires_grad({&input, &weight, &bias})) return out;
+  const bool need_input = input.requires_grad(), need_weight = weight.requires_grad();
+  const bool need_bias = bias.defined() && bias.requires_grad();
+  SavedVariable saved_input(need_weight ? input : Tensor());
+  SavedVariable saved_weight(need_input ? weight : Tensor());
+  autograd::record_function(
+      "LinearBackward", {input, weight, bias}, {&out}, [=](const tensor_list& g) {
+        const char* node = "LinearBackward";
+        Tensor g2d = g[0].reshape({rows, out_features});
+        Tensor gi, gw;
+        if (need_input) gi = mm(g2d, saved_weight.unpack(node)).view(input_sizes);
+        if (need_weight) {
+          gw = mm(g2d.t(), saved_input.unpack(node).reshape({rows, in_features}));
+        }
+        Tensor gb = need_bias ? sum(g2d, {0}) : Tensor();
+        return tensor_list{gi, gw, gb};
+      });
+  return out;
 }
 
 }  // namespace tandem

@@ -1,4 +1,7 @@
+// Shared argument checks, dtype rules and raw tensor construction for ops.
 #include "ops/op_utils.h"
+
+#include <cmath>
 
 namespace tandem::detail {
 
@@ -31,6 +34,45 @@ void check_floating(const char* op, const Tensor& t, const char* name) {
   TANDEM_CHECK(t.is_floating_point(), op, ": expected '", name,
                "' to be float32 or float64, got ", t.dtype(), " (shape ",
                t.sizes(), ")");
+}
+
+ScalarType result_type(const Tensor& a, const Tensor& b) {
+  if ((a.dim() == 0) == (b.dim() == 0)) return promote_types(a.dtype(), b.dtype());
+  const ScalarType dimmed = a.dim() == 0 ? b.dtype() : a.dtype();
+  const ScalarType zero_dim = a.dim() == 0 ? a.dtype() : b.dtype();
+  if (is_floating_point(dimmed)) return dimmed;
+  if (dimmed == kBool || is_floating_point(zero_dim)) {
+    return promote_types(dimmed, zero_dim);
+  }
+  return dimmed;
+}
+
+ScalarType scalar_result_type(const Tensor& t, Scalar s) {
+  if (is_integral(t.dtype()) && s != std::floor(s)) return kFloat32;
+  if (t.dtype() == kBool) return kInt64;
+  return t.dtype();
+}
+
+ScalarType clamp_result_type(const Tensor& t, std::optional<Scalar> min,
+                             std::optional<Scalar> max) {
+  ScalarType dtype = t.dtype();
+  for (std::optional<Scalar> bound : {min, max}) {
+    if (bound) dtype = promote_types(dtype, scalar_result_type(t, *bound));
+  }
+  return dtype;
+}
+
+bool can_cast(ScalarType from, ScalarType to) {
+  if (is_floating_point(from) && is_integral(to)) return false;
+  return from == kBool || to != kBool;
+}
+
+void check_bool_arithmetic(const char* op, backend::BinaryOp kind, ScalarType result) {
+  using backend::BinaryOp;
+  TANDEM_CHECK(result != kBool || kind == BinaryOp::Add || kind == BinaryOp::Mul ||
+                   kind == BinaryOp::Maximum || kind == BinaryOp::Minimum,
+               op, ": not supported for bool tensors; convert them first, for ",
+               "example with .to(kUInt8)");
 }
 
 Tensor make_empty(const IntList& sizes, ScalarType dtype, Device device) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <vector>
 
 #include "backend/dispatch.h"
@@ -21,6 +22,30 @@ void check_same_device(const char* op, const std::vector<Tensor>& ts);
 
 /// Throws unless `t` is float32 or float64.
 void check_floating(const char* op, const Tensor& t, const char* name);
+
+/// The dtype of a binary op on `a` and `b`, with PyTorch's rule for 0-dim
+/// tensors: they decide the dtype only where they are of a higher category
+/// (bool < integral < floating) than the dimensioned operand, so
+/// float32[3] + float64[] is float32 but int64[3] + float64[] is float64.
+ScalarType result_type(const Tensor& a, const Tensor& b);
+
+/// The dtype of `t op scalar`: the tensor's, unless an integral tensor meets
+/// a non-whole scalar (then float32, PyTorch's default dtype) or a bool one
+/// meets a whole number (then int64).
+ScalarType scalar_result_type(const Tensor& t, Scalar s);
+
+/// The dtype of clamp(t, min, max): the bounds promote like scalar operands.
+ScalarType clamp_result_type(const Tensor& t, std::optional<Scalar> min,
+                             std::optional<Scalar> max);
+
+/// Whether a value of dtype `from` may be written into a `to` tensor by an
+/// in-place op (PyTorch's canCast: never floating into integral, never
+/// non-bool into bool).
+bool can_cast(ScalarType from, ScalarType to);
+
+/// Bool results support only the arithmetic PyTorch gives them (+ and
+/// maximum as or, * and minimum as and); throws naming `op` otherwise.
+void check_bool_arithmetic(const char* op, backend::BinaryOp kind, ScalarType result);
 
 /// A new contiguous tensor (uninitialised) without autograd state.
 Tensor make_empty(const IntList& sizes, ScalarType dtype, Device device);

@@ -46,7 +46,9 @@ struct TensorMeta {
 class Node : public std::enable_shared_from_this<Node> {
  public:
   Node();
-  virtual ~Node() = default;
+  /// Frees the graph behind this node without recursing once per node, so
+  /// long chains cannot overflow the stack. See Note [Deep graph deletion].
+  virtual ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 

@@ -17,11 +17,9 @@
 #include <utility>
 #include <vector>
 
-namespace tandem {
+#include "tandem/core/int_list.h"  // messages print shapes
 
-/// Prints sizes the PyTorch way: [15, 5]. Declared here so error messages
-/// can include shapes.
-std::ostream& operator<<(std::ostream& out, const std::vector<int64_t>& sizes);
+namespace tandem {
 
 /// Misuse: wrong shapes, dtypes, devices, arguments, files.
 class Error : public std::runtime_error {

@@ -88,6 +88,14 @@ class Tensor {
             bool copy = false) const;
   Tensor to(const TensorOptions& options, bool non_blocking = false,
             bool copy = false) const;
+  /// x.to("cpu:1") and x.to(kCPU): these would otherwise match both Device
+  /// and TensorOptions.
+  Tensor to(const char* device, bool non_blocking = false, bool copy = false) const {
+    return to(Device(device), non_blocking, copy);
+  }
+  Tensor to(DeviceType type, bool non_blocking = false, bool copy = false) const {
+    return to(Device(type), non_blocking, copy);
+  }
   Tensor cpu() const { return to(Device(kCPU)); }
   Tensor cuda() const { return to(Device(kCUDA)); }
   Tensor contiguous() const;

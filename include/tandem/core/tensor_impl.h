@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tandem/core/dtype.h"
+#include "tandem/core/int_list.h"
 #include "tandem/core/storage.h"
 
 namespace tandem {
@@ -19,8 +20,6 @@ namespace tandem {
 namespace autograd {
 class Node;
 }
-
-using IntList = std::vector<int64_t>;
 
 // Autograd state (requires_grad, grad, grad_fn, hooks); made on first use,
 // so tensors that never meet autograd carry only a null pointer. Defined in

@@ -22,6 +22,12 @@ void bmm(const Tensor& out, const Tensor& a, const Tensor& b);
 void softmax(const Tensor& out, const Tensor& in, bool log);
 void softmax_backward(const Tensor& grad_in, const Tensor& grad_out,
                       const Tensor& result, bool log);
+NllLossSums nll_loss_forward(const Tensor& losses, const Tensor& input,
+                             const Tensor& target, const Tensor& weight,
+                             double smoothing, int64_t ignore_index);
+void nll_loss_backward(const Tensor& grad_input, const Tensor& grad_output,
+                       const Tensor& target, const Tensor& weight, double smoothing,
+                       double scale, int64_t ignore_index);
 void index_select(const Tensor& out, const Tensor& in, int64_t dim,
                   const Tensor& index);
 void index_add(const Tensor& out, int64_t dim, const Tensor& index,

@@ -60,7 +60,9 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, T a, T b) {
         if constexpr (std::is_floating_point_v<T>) {
           if (std::isnan(x)) return x;
         }
-        return x < a ? a : (x > b ? b : x);
+        // max then min, so min > max gives max everywhere (PyTorch's rule)
+        T lifted = x < a ? a : x;
+        return lifted > b ? b : lifted;
       });
     case UnaryOp::Relu: return run([](T x) -> T { return x > T(0) ? x : T(0); });
     default: break;
@@ -162,6 +164,20 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a,
                          " has no kernel for ", out.dtype());
 }
 
+// Bool arithmetic is logic, as in PyTorch: + and maximum are or, * and
+// minimum are and (ops/ refuses the rest).
+void bool_binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
+  auto run = [&](auto f) { elementwise<bool, bool, bool>(out, f, a, b); };
+  switch (op) {
+    case BinaryOp::Add:
+    case BinaryOp::Maximum: return run([](bool x, bool y) { return x || y; });
+    case BinaryOp::Mul:
+    case BinaryOp::Minimum: return run([](bool x, bool y) { return x && y; });
+    default: break;
+  }
+  TANDEM_INTERNAL_ASSERT(false, "binary op ", static_cast<int>(op), " has no bool kernel");
+}
+
 bool is_comparison(BinaryOp op) {
   return op == BinaryOp::Eq || op == BinaryOp::Ne || op == BinaryOp::Lt ||
          op == BinaryOp::Le || op == BinaryOp::Gt || op == BinaryOp::Ge;
@@ -197,7 +213,7 @@ void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
   }
   dispatch_dtype(out.dtype(), [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {
-      TANDEM_INTERNAL_ASSERT(false, "arithmetic kernels do not take bool");
+      bool_binary(op, out, a, b);
     } else {
       binary_typed<T>(op, out, a, b, static_cast<T>(param));
     }

@@ -1,0 +1,62 @@
+// Fused per-parameter updates of SGD and Adam/AdamW: one pass over the
+// contiguous float32/float64 data of a parameter, its gradient and its state,
+// in place, without temporaries. They follow PyTorch 1.13's single-tensor
+// code operation by operation (each op rounds to the parameter's dtype, and
+// scalar factors are computed in double and then rounded), so results match
+// PyTorch's to the last bits or nearly.
+//
+// The callers (SGD::step, Adam::step, AdamW::step) run them under
+// NoGradGuard; they bump the parameter's version counter.
+#pragma once
+
+#include <cstdint>
+
+#include "tandem/core/tensor.h"
+
+namespace tandem::optim::detail {
+
+/// Throws unless `param` is a contiguous float32/float64 CPU tensor and
+/// `grad` has its shape, dtype and device. `op` names the optimizer.
+void check_param_and_grad(const char* op, const Tensor& param, const Tensor& grad);
+
+struct SGDStepArgs {
+  double lr;
+  double momentum;
+  double dampening;
+  double weight_decay;
+  bool nesterov;
+};
+
+/// One SGD step. With momentum, an undefined `momentum_buffer` is created
+/// (holding the first step's gradient, as PyTorch's clone).
+void sgd_step(const char* op,
+              const Tensor& param,
+              const Tensor& grad,
+              Tensor& momentum_buffer,
+              const SGDStepArgs& args);
+
+struct AdamStepArgs {
+  double lr;
+  double beta1;
+  double beta2;
+  double eps;
+  double weight_decay;
+  bool amsgrad;
+  /// AdamW: weight decay shrinks the parameter instead of adding to the
+  /// gradient.
+  bool decoupled_weight_decay;
+  /// The step number after this step's increment (1 on the first step).
+  int64_t step;
+};
+
+/// One Adam/AdamW step; undefined moment tensors are created as zeros
+/// (max_exp_avg_sq only with amsgrad).
+void adam_step(const char* op,
+               const Tensor& param,
+               const Tensor& grad,
+               Tensor& exp_avg,
+               Tensor& exp_avg_sq,
+               Tensor& max_exp_avg_sq,
+               const AdamStepArgs& args);
+
+}  // namespace tandem::optim::detail

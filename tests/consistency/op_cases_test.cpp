@@ -1,0 +1,278 @@
+// The op consistency table: one row per differentiable op (and per
+// interesting variant) of tandem/ops/*.h. Each row runs
+//   - on cpu:0 in float64: the reference, forward and gradients;
+//   - on cpu:1: same values, outputs and gradients on cpu:1;
+//   - in float32: close to the reference (rtol 1e-4);
+//   - through gradcheck in float64.
+// A new op without a row here fails review (STYLE.md, recommendation 15).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "support/tensor_testing.h"
+#include "tandem/tandem.h"
+
+namespace tandem {
+namespace {
+
+using autograd::tensor_list;
+using testing::all_close;
+
+// One input of a row: floating values uniform in [low, high) that require
+// grad unless `constant`, or (index) int64 values in [low, high).
+struct Input {
+  IntList shape;
+  double low = -2, high = 2;
+  bool index = false;
+  bool constant = false;
+};
+
+Input F(IntList shape) { return {std::move(shape)}; }
+Input P(IntList shape) { return {std::move(shape), 0.5, 2.0}; }  // positive
+Input I(IntList shape, int64_t high) {
+  return {std::move(shape), 0, static_cast<double>(high), true};
+}
+// Positive and without gradient: class weights, which PyTorch does not
+// differentiate either.
+Input W(IntList shape) { return {std::move(shape), 0.5, 2.0, false, true}; }
+
+struct OpCase {
+  std::string name;
+  std::vector<Input> inputs;
+  std::function<Tensor(const tensor_list&)> fn;
+};
+
+void PrintTo(const OpCase& c, std::ostream* out) { *out << c.name; }
+
+using L = const tensor_list&;
+
+std::vector<OpCase> op_cases() {
+  return {
+      // ---- elementwise ----
+      {"add", {F({3, 4}), F({3, 4})}, [](L in) { return in[0] + in[1]; }},
+      {"add_broadcast_alpha", {F({3, 1}), F({1, 4})},
+       [](L in) { return add(in[0], in[1], 0.5); }},
+      {"add_scalar", {F({5})}, [](L in) { return add(in[0], 1.5, 2); }},
+      {"sub", {F({2, 3}), F({3})}, [](L in) { return sub(in[0], in[1], 2); }},
+      {"sub_scalar", {F({5})}, [](L in) { return sub(in[0], 0.25); }},
+      {"rsub_scalar", {F({5})}, [](L in) { return 3 - in[0]; }},
+      {"mul", {F({4, 1, 3}), F({2, 1})}, [](L in) { return in[0] * in[1]; }},
+      {"mul_zero_dim", {F({2, 3}), F({})}, [](L in) { return in[0] * in[1]; }},
+      {"mul_scalar", {F({5})}, [](L in) { return in[0] * -1.5; }},
+      {"div", {F({2, 3}), P({2, 3})}, [](L in) { return in[0] / in[1]; }},
+      {"div_broadcast", {F({2, 3}), P({3})}, [](L in) { return in[0] / in[1]; }},
+      {"div_scalar", {F({5})}, [](L in) { return in[0] / 3; }},
+      {"rdiv_scalar", {P({5})}, [](L in) { return 2 / in[0]; }},
+      {"pow_tensor", {P({2, 3}), F({2, 3})}, [](L in) { return pow(in[0], in[1]); }},
+      {"pow_scalar", {F({5})}, [](L in) { return pow(in[0], 3); }},
+      {"pow_fractional", {P({5})}, [](L in) { return pow(in[0], -1.5); }},
+      {"pow_scalar_base", {F({5})}, [](L in) { return pow(1.5, in[0]); }},
+      {"maximum", {F({3, 4}), F({4})}, [](L in) { return maximum(in[0], in[1]); }},
+      {"minimum", {F({3, 4}), F({3, 1})}, [](L in) { return minimum(in[0], in[1]); }},
+      {"neg", {F({5})}, [](L in) { return neg(in[0]); }},
+      {"exp", {F({2, 3})}, [](L in) { return exp(in[0]); }},
+      {"log", {P({2, 3})}, [](L in) { return log(in[0]); }},
+      {"sqrt", {P({5})}, [](L in) { return sqrt(in[0]); }},
+      {"rsqrt", {P({5})}, [](L in) { return rsqrt(in[0]); }},
+      {"abs", {F({6})}, [](L in) { return abs(in[0]); }},
+      {"sign", {F({6})}, [](L in) { return sign(in[0]) * in[0]; }},
+      {"square", {F({6})}, [](L in) { return square(in[0]); }},
+      {"reciprocal", {P({5})}, [](L in) { return reciprocal(in[0]); }},
+      {"clamp", {F({8})}, [](L in) { return clamp(in[0], -1, 1); }},
+      {"clamp_min", {F({8})}, [](L in) { return clamp_min(in[0], 0.3); }},
+      {"clamp_max", {F({8})}, [](L in) { return clamp_max(in[0], -0.3); }},
+      {"where", {F({3, 4}), F({4})}, [](L in) { return where(in[0] > 0, in[0], in[1]); }},
+      {"clone", {F({3, 2})}, [](L in) { return in[0].clone() * in[0]; }},
+      // ---- activations ----
+      {"relu", {F({3, 4})}, [](L in) { return relu(in[0]); }},
+      {"gelu", {F({3, 4})}, [](L in) { return gelu(in[0]); }},
+      {"gelu_tanh", {F({3, 4})}, [](L in) { return gelu(in[0], "tanh"); }},
+      {"sigmoid", {F({3, 4})}, [](L in) { return sigmoid(in[0]); }},
+      {"tanh", {F({3, 4})}, [](L in) { return tanh(in[0]); }},
+      {"softmax", {F({3, 5})}, [](L in) { return softmax(in[0], 1); }},
+      {"softmax_dim0", {F({4, 3})}, [](L in) { return softmax(in[0], 0); }},
+      {"softmax_3d", {F({2, 3, 4})}, [](L in) { return softmax(in[0], -2); }},
+      {"log_softmax", {F({3, 5})}, [](L in) { return log_softmax(in[0], -1); }},
+      {"log_softmax_dim0", {F({4, 3})}, [](L in) { return log_softmax(in[0], 0); }},
+      {"dropout_eval", {F({3, 4})}, [](L in) { return dropout(in[0], 0.5, false); }},
+      // ---- reductions ----
+      {"sum", {F({3, 4})}, [](L in) { return sum(in[0]); }},
+      {"sum_dim", {F({3, 4})}, [](L in) { return sum(in[0], {1}); }},
+      {"sum_dims_keepdim", {F({2, 3, 4})}, [](L in) { return sum(in[0], {0, 2}, true); }},
+      {"mean", {F({3, 4})}, [](L in) { return mean(in[0]); }},
+      {"mean_dim", {F({3, 4})}, [](L in) { return mean(in[0], {0}); }},
+      {"mean_dims_keepdim", {F({2, 3, 4})}, [](L in) { return mean(in[0], {-1, 1}, true); }},
+      {"max_all", {F({3, 4})}, [](L in) { return max(in[0]); }},
+      {"min_all", {F({3, 4})}, [](L in) { return min(in[0]); }},
+      {"max_dim", {F({3, 4})}, [](L in) { return std::get<0>(max(in[0], 1)); }},
+      {"min_dim_keepdim", {F({3, 4})}, [](L in) { return std::get<0>(min(in[0], 0, true)); }},
+      // ---- linear algebra ----
+      {"mm", {F({3, 4}), F({4, 2})}, [](L in) { return mm(in[0], in[1]); }},
+      {"mm_transposed", {F({4, 3}), F({2, 4})}, [](L in) { return mm(in[0].t(), in[1].t()); }},
+      {"bmm", {F({2, 3, 4}), F({2, 4, 5})}, [](L in) { return bmm(in[0], in[1]); }},
+      {"matmul_dot", {F({4}), F({4})}, [](L in) { return matmul(in[0], in[1]); }},
+      {"matmul_mv", {F({3, 4}), F({4})}, [](L in) { return matmul(in[0], in[1]); }},
+      {"matmul_vm", {F({4}), F({4, 3})}, [](L in) { return matmul(in[0], in[1]); }},
+      {"matmul_batched", {F({2, 3, 4}), F({4, 5})}, [](L in) { return matmul(in[0], in[1]); }},
+      {"matmul_broadcast", {F({2, 1, 3, 4}), F({3, 4, 2})},
+       [](L in) { return matmul(in[0], in[1]); }},
+      {"linear", {F({5, 4}), F({3, 4}), F({3})},
+       [](L in) { return linear(in[0], in[1], in[2]); }},
+      {"linear_no_bias", {F({5, 4}), F({3, 4})}, [](L in) { return linear(in[0], in[1]); }},
+      {"linear_3d", {F({2, 5, 4}), F({3, 4}), F({3})},
+       [](L in) { return linear(in[0], in[1], in[2]); }},
+      // ---- shape ----
+      {"view", {F({3, 4})}, [](L in) { return in[0].view({2, 6}) * 1; }},
+      {"reshape", {F({3, 4})}, [](L in) { return in[0].t().reshape({12}); }},
+      {"narrow", {F({4, 5})}, [](L in) { return narrow(in[0], 1, 1, 3); }},
+      {"select", {F({4, 5})}, [](L in) { return select(in[0], 0, -2); }},
+      {"chunk", {F({4, 7})}, [](L in) { return chunk(in[0], 3, 1)[2]; }},
+      {"split", {F({5, 3})}, [](L in) { return split(in[0], 2, 0)[1] * split(in[0], 2, 0)[0]; }},
+      {"split_sizes", {F({6, 2})}, [](L in) { return split(in[0], IntList{1, 5}, 0)[1]; }},
+      {"transpose", {F({2, 3, 4})}, [](L in) { return transpose(in[0], 0, 2); }},
+      {"t", {F({3, 4})}, [](L in) { return t(in[0]); }},
+      {"permute", {F({2, 3, 4})}, [](L in) { return permute(in[0], {2, 0, 1}); }},
+      {"unsqueeze", {F({3, 4})}, [](L in) { return unsqueeze(in[0], 1); }},
+      {"squeeze", {F({3, 1, 4, 1})}, [](L in) { return squeeze(in[0]); }},
+      {"squeeze_dim", {F({3, 1, 4})}, [](L in) { return squeeze(in[0], 1); }},
+      {"flatten", {F({2, 3, 4})}, [](L in) { return flatten(in[0], 1); }},
+      {"expand", {F({3, 1})}, [](L in) { return expand(in[0], {2, 3, 4}); }},
+      {"contiguous", {F({3, 4})}, [](L in) { return contiguous(in[0].t()); }},
+      {"cat", {F({2, 3}), F({4, 3})}, [](L in) { return cat({in[0], in[1]}, 0); }},
+      {"cat_dim1", {F({2, 3}), F({2, 1}), F({2, 2})},
+       [](L in) { return cat({in[0], in[1], in[2]}, -1); }},
+      {"stack", {F({2, 3}), F({2, 3})}, [](L in) { return stack({in[0], in[1]}, 1); }},
+      // ---- indexing ----
+      {"index_select", {F({5, 3}), I({4}, 5)},
+       [](L in) { return index_select(in[0], 0, in[1]); }},
+      {"index_select_dim1", {F({3, 5}), I({6}, 5)},
+       [](L in) { return index_select(in[0], 1, in[1]); }},
+      {"gather", {F({3, 5}), I({3, 4}, 5)}, [](L in) { return gather(in[0], 1, in[1]); }},
+      {"scatter_add", {F({3, 5}), I({3, 4}, 5), F({3, 4})},
+       [](L in) { return scatter_add(in[0], 1, in[1], in[2]); }},
+      {"index_add", {F({5, 3}), I({4}, 5), F({4, 3})},
+       [](L in) { return index_add(in[0], 0, in[1], in[2]); }},
+      {"embedding", {F({6, 3}), I({2, 4}, 6)}, [](L in) { return embedding(in[0], in[1]); }},
+      // ---- losses ----
+      {"mse_loss_mean", {F({3, 4}), F({3, 4})}, [](L in) { return mse_loss(in[0], in[1]); }},
+      {"mse_loss_sum", {F({3, 4}), F({3, 4})},
+       [](L in) { return mse_loss(in[0], in[1], kSum); }},
+      {"mse_loss_none", {F({3, 4}), F({3, 4})},
+       [](L in) { return mse_loss(in[0], in[1], kNone); }},
+      {"nll_loss_mean", {F({5, 4}), I({5}, 4)}, [](L in) { return nll_loss(in[0], in[1]); }},
+      {"nll_loss_sum", {F({5, 4}), I({5}, 4)},
+       [](L in) { return nll_loss(in[0], in[1], {}, kSum); }},
+      {"nll_loss_none", {F({5, 4}), I({5}, 4)},
+       [](L in) { return nll_loss(in[0], in[1], {}, kNone); }},
+      {"nll_loss_weight_ignore", {F({6, 4}), I({6}, 4), W({4})},
+       [](L in) { return nll_loss(in[0], in[1], in[2], kMean, /*ignore_index=*/1); }},
+      {"cross_entropy_mean", {F({5, 4}), I({5}, 4)},
+       [](L in) { return cross_entropy(in[0], in[1]); }},
+      {"cross_entropy_sum", {F({5, 4}), I({5}, 4)},
+       [](L in) { return cross_entropy(in[0], in[1], {}, kSum); }},
+      {"cross_entropy_none", {F({5, 4}), I({5}, 4)},
+       [](L in) { return cross_entropy(in[0], in[1], {}, kNone); }},
+      {"cross_entropy_weight_ignore", {F({6, 4}), I({6}, 4), W({4})},
+       [](L in) { return cross_entropy(in[0], in[1], in[2], kMean, 1); }},
+      {"cross_entropy_label_smoothing", {F({5, 4}), I({5}, 4)},
+       [](L in) { return cross_entropy(in[0], in[1], {}, kMean, -100, 0.1); }},
+  };
+}
+
+// The row's inputs on cpu:0: float64 (requiring grad) and int64 indices,
+// the same for every run of the row.
+tensor_list reference_inputs(const OpCase& c) {
+  Generator gen(std::hash<std::string>()(c.name));
+  tensor_list out;
+  for (const Input& in : c.inputs) {
+    if (in.index) {
+      out.push_back(randint(static_cast<int64_t>(in.low), static_cast<int64_t>(in.high),
+                            in.shape, gen));
+    } else {
+      Tensor t = rand(in.shape, gen, kFloat64) * (in.high - in.low) + in.low;
+      out.push_back(in.constant ? t : t.requires_grad_());
+    }
+  }
+  return out;
+}
+
+// The same inputs moved to `device`, floating ones converted to `dtype`.
+tensor_list converted(const tensor_list& inputs, Device device, ScalarType dtype) {
+  tensor_list out;
+  for (const Tensor& t : inputs) {
+    if (!t.is_floating_point()) {
+      out.push_back(t.to(device));
+      continue;
+    }
+    Tensor c = t.detach().to(device, dtype, false, /*copy=*/true);
+    out.push_back(t.requires_grad() ? c.requires_grad_() : c);
+  }
+  return out;
+}
+
+struct RunResult {
+  Tensor output;
+  tensor_list grads;  // of the inputs that require grad, in order
+};
+
+// Forward, then backward of a fixed random weighting of the output.
+RunResult run(const OpCase& c, const tensor_list& inputs) {
+  RunResult r{c.fn(inputs), {}};
+  EXPECT_TRUE(r.output.requires_grad()) << c.name << ": output does not require grad";
+  if (!r.output.requires_grad()) return r;
+  Generator gen(99);
+  Tensor weights = randn(r.output.sizes(), gen, kFloat64)
+                       .to(r.output.device(), r.output.dtype());
+  (r.output * weights).sum().backward();
+  for (const Tensor& t : inputs) {
+    if (t.requires_grad()) r.grads.push_back(t.grad());
+  }
+  return r;
+}
+
+void expect_close_runs(const OpCase& c, const RunResult& got, const RunResult& want,
+                       double rtol, double atol, const char* what) {
+  EXPECT_TRUE(all_close(got.output, want.output, rtol, atol)) << c.name << " " << what;
+  ASSERT_EQ(got.grads.size(), want.grads.size());
+  for (size_t i = 0; i < got.grads.size(); ++i) {
+    if (!want.grads[i].defined()) {
+      EXPECT_FALSE(got.grads[i].defined()) << what << " grad " << i;
+      continue;
+    }
+    EXPECT_TRUE(all_close(got.grads[i], want.grads[i], rtol, atol))
+        << c.name << " " << what << " gradient of input " << i;
+  }
+}
+
+class OpConsistency : public ::testing::TestWithParam<OpCase> {};
+
+TEST_P(OpConsistency, DevicesDtypesAndGradcheck) {
+  const OpCase& c = GetParam();
+  const tensor_list inputs = reference_inputs(c);
+  const RunResult reference = run(c, converted(inputs, Device("cpu:0"), kFloat64));
+  EXPECT_EQ(reference.output.dtype(), kFloat64);
+
+  const RunResult other = run(c, converted(inputs, Device("cpu:1"), kFloat64));
+  EXPECT_EQ(other.output.device(), Device("cpu:1"));
+  for (const Tensor& g : other.grads) {
+    if (g.defined()) {
+      EXPECT_EQ(g.device(), Device("cpu:1"));
+    }
+  }
+  // Same kernels, so equal up to the BLAS's per-thread summation order.
+  expect_close_runs(c, other, reference, 1e-12, 1e-12, "on cpu:1");
+
+  const RunResult single = run(c, converted(inputs, Device("cpu:0"), kFloat32));
+  EXPECT_EQ(single.output.dtype(), kFloat32);
+  expect_close_runs(c, single, reference, 1e-4, 1e-5, "in float32");
+
+  auto check = autograd::gradcheck(c.fn, inputs);
+  EXPECT_TRUE(check) << check.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, OpConsistency, ::testing::ValuesIn(op_cases()),
+    [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,222 @@
+// Single ops against PyTorch: forward values and input gradients for the
+// cases of tests/reference/ops.py, in float32 and float64. Each case here
+// maps a golden case name to the same computation in tandem; the harness
+// loads the inputs ("<case>.<input>"), makes those with a golden gradient
+// require grad, and compares "<case>.out", "<case>.out1" and
+// "<case>.grad.<input>" after a backward from "<case>.grad_out".
+#include <functional>
+#include <set>
+
+#include "parity/parity.h"
+
+namespace tandem {
+namespace {
+
+using parity::Golden;
+using parity::golden_at;
+using parity::matches;
+
+using Inputs = std::function<Tensor(const std::string&)>;
+using OpCase = std::function<std::vector<Tensor>(const Inputs&)>;
+
+template <typename F>
+OpCase unary(F f) {
+  return [f](const Inputs& in) { return std::vector<Tensor>{f(in("x"))}; };
+}
+
+OpCase cross_entropy_case(bool weighted,
+                          Reduction reduction,
+                          int64_t ignore_index,
+                          double label_smoothing) {
+  return [=](const Inputs& in) {
+    return std::vector<Tensor>{cross_entropy(in("input"),
+                                             in("target"),
+                                             weighted ? in("weight") : Tensor(),
+                                             reduction,
+                                             ignore_index,
+                                             label_smoothing)};
+  };
+}
+
+OpCase nll_loss_case(bool weighted, Reduction reduction, int64_t ignore_index) {
+  return [=](const Inputs& in) {
+    return std::vector<Tensor>{nll_loss(in("input"),
+                                        in("target"),
+                                        weighted ? in("weight") : Tensor(),
+                                        reduction,
+                                        ignore_index)};
+  };
+}
+
+OpCase mse_loss_case(Reduction reduction) {
+  return [=](const Inputs& in) {
+    return std::vector<Tensor>{mse_loss(in("input"), in("target"), reduction)};
+  };
+}
+
+OpCase values_and_indices(std::function<std::tuple<Tensor, Tensor>(const Tensor&)> f) {
+  return [f](const Inputs& in) {
+    auto [values, indices] = f(in("x"));
+    return std::vector<Tensor>{values, indices};
+  };
+}
+
+OpCase matmul_case() {
+  return [](const Inputs& in) { return std::vector<Tensor>{matmul(in("a"), in("b"))}; };
+}
+
+const std::map<std::string, OpCase>& op_cases() {
+  static const std::map<std::string, OpCase> cases = {
+      {"linear",
+       [](const Inputs& in) {
+         return std::vector<Tensor>{linear(in("input"), in("weight"), in("bias"))};
+       }},
+      {"linear_nobias",
+       [](const Inputs& in) {
+         return std::vector<Tensor>{linear(in("input"), in("weight"))};
+       }},
+      {"linear_3d",
+       [](const Inputs& in) {
+         return std::vector<Tensor>{linear(in("input"), in("weight"), in("bias"))};
+       }},
+      {"relu", unary([](const Tensor& x) { return relu(x); })},
+      {"gelu", unary([](const Tensor& x) { return gelu(x); })},
+      {"gelu_tanh", unary([](const Tensor& x) { return gelu(x, "tanh"); })},
+      {"tanh", unary([](const Tensor& x) { return tanh(x); })},
+      {"sigmoid", unary([](const Tensor& x) { return sigmoid(x); })},
+      {"softmax_dim1", unary([](const Tensor& x) { return softmax(x, 1); })},
+      {"softmax_dim0", unary([](const Tensor& x) { return softmax(x, 0); })},
+      {"softmax_3d_dim_neg1", unary([](const Tensor& x) { return softmax(x, -1); })},
+      {"log_softmax_dim1", unary([](const Tensor& x) { return log_softmax(x, 1); })},
+      {"log_softmax_dim0", unary([](const Tensor& x) { return log_softmax(x, 0); })},
+      {"cross_entropy", cross_entropy_case(false, kMean, -100, 0)},
+      {"cross_entropy_sum", cross_entropy_case(false, kSum, -100, 0)},
+      {"cross_entropy_none", cross_entropy_case(false, kNone, -100, 0)},
+      {"cross_entropy_weight", cross_entropy_case(true, kMean, -100, 0)},
+      {"cross_entropy_ignore_index", cross_entropy_case(false, kMean, 1, 0)},
+      {"cross_entropy_weight_ignore_index", cross_entropy_case(true, kMean, 3, 0)},
+      {"cross_entropy_label_smoothing", cross_entropy_case(false, kMean, -100, 0.1)},
+      {"cross_entropy_label_smoothing_sum", cross_entropy_case(false, kSum, -100, 0.2)},
+      {"cross_entropy_label_smoothing_none", cross_entropy_case(false, kNone, -100, 0.2)},
+      {"cross_entropy_all", cross_entropy_case(true, kMean, 1, 0.15)},
+      {"nll_loss", nll_loss_case(false, kMean, -100)},
+      {"nll_loss_sum", nll_loss_case(false, kSum, -100)},
+      {"nll_loss_none", nll_loss_case(false, kNone, -100)},
+      {"nll_loss_weight_ignore_index", nll_loss_case(true, kMean, 1)},
+      {"nll_loss_weight_sum", nll_loss_case(true, kSum, -100)},
+      {"mse_loss", mse_loss_case(kMean)},
+      {"mse_loss_sum", mse_loss_case(kSum)},
+      {"mse_loss_none", mse_loss_case(kNone)},
+      {"embedding",
+       [](const Inputs& in) {
+         return std::vector<Tensor>{embedding(in("weight"), in("input"))};
+       }},
+      {"embedding_padding_idx",
+       [](const Inputs& in) {
+         return std::vector<Tensor>{
+             embedding(in("weight"), in("input"), /*padding_idx=*/2)};
+       }},
+      {"sum_all", unary([](const Tensor& x) { return x.sum(); })},
+      {"sum_dim1", unary([](const Tensor& x) { return sum(x, {1}); })},
+      {"sum_dims02_keepdim", unary([](const Tensor& x) {
+         return sum(x, {0, 2}, true);
+       })},
+      {"mean_all", unary([](const Tensor& x) { return x.mean(); })},
+      {"mean_dim_neg1", unary([](const Tensor& x) { return mean(x, {-1}); })},
+      {"mean_dims01_keepdim", unary([](const Tensor& x) {
+         return mean(x, {0, 1}, true);
+       })},
+      {"max_all", unary([](const Tensor& x) { return max(x); })},
+      {"max_dim1", values_and_indices([](const Tensor& x) { return max(x, 1); })},
+      {"max_dim2_keepdim",
+       values_and_indices([](const Tensor& x) { return max(x, 2, true); })},
+      {"min_all", unary([](const Tensor& x) { return min(x); })},
+      {"min_dim0", values_and_indices([](const Tensor& x) { return min(x, 0); })},
+      {"matmul_mm", matmul_case()},
+      {"matmul_dot", matmul_case()},
+      {"matmul_vec_mat", matmul_case()},
+      {"matmul_mat_vec", matmul_case()},
+      {"matmul_batch_vec", matmul_case()},
+      {"matmul_vec_batch", matmul_case()},
+      {"matmul_bmm", matmul_case()},
+      {"matmul_broadcast", matmul_case()},
+      {"matmul_broadcast_mat", matmul_case()},
+  };
+  return cases;
+}
+
+const Golden& ops_golden(const std::string& dtype) {
+  static std::map<std::string, Golden> cache;
+  auto it = cache.find(dtype);
+  if (it == cache.end()) {
+    it = cache.emplace(dtype, testing::load_golden("ops_" + dtype + ".txt")).first;
+  }
+  return it->second;
+}
+
+// The case names in a golden file: the part before the first '.'.
+std::set<std::string> golden_cases(const Golden& g) {
+  std::set<std::string> names;
+  for (const auto& [key, value] : g) names.insert(key.substr(0, key.find('.')));
+  return names;
+}
+
+using Param = std::tuple<std::string, std::string>;  // case, dtype
+
+class OpParity : public ::testing::TestWithParam<Param> {};
+
+TEST_P(OpParity, ForwardAndInputGradients) {
+  const auto& [name, dtype] = GetParam();
+  const Golden& g = ops_golden(dtype);
+  const std::string prefix = name + ".";
+  std::map<std::string, Tensor> inputs;
+  auto input = [&](const std::string& key) -> Tensor {
+    auto it = inputs.find(key);
+    if (it != inputs.end()) return it->second;
+    Tensor t = golden_at(g, prefix + key).clone();
+    if (g.count(prefix + "grad." + key) > 0) t.requires_grad_();
+    return inputs[key] = t;
+  };
+  std::vector<Tensor> outputs = op_cases().at(name)(input);
+  ASSERT_FALSE(outputs.empty());
+  EXPECT_TRUE(matches(outputs[0], golden_at(g, prefix + "out"))) << "out";
+  for (size_t i = 1; i < outputs.size(); ++i) {
+    const std::string key = prefix + "out" + std::to_string(i);
+    EXPECT_TRUE(equal(outputs[i], golden_at(g, key))) << key;
+  }
+  outputs[0].backward(golden_at(g, prefix + "grad_out"));
+  int gradients = 0;
+  for (const auto& [key, t] : inputs) {
+    auto want = g.find(prefix + "grad." + key);
+    if (want == g.end()) continue;
+    ++gradients;
+    EXPECT_TRUE(matches(t.grad(), want->second)) << "gradient of " << key;
+  }
+  EXPECT_GT(gradients, 0);
+}
+
+TEST(OpParityCoverage, EveryGoldenCaseHasATest) {
+  for (const char* dtype : {"float32", "float64"}) {
+    for (const auto& name : golden_cases(ops_golden(dtype))) {
+      EXPECT_EQ(op_cases().count(name), 1u)
+          << name << " (" << dtype << ") has no case here";
+    }
+  }
+}
+
+std::vector<std::string> case_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, op] : op_cases()) names.push_back(name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops,
+                         OpParity,
+                         ::testing::Combine(::testing::ValuesIn(case_names()),
+                                            ::testing::Values("float32", "float64")),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,163 @@
+"""Single-op references: for each case, its inputs, outputs and the
+gradients of its floating-point inputs.
+
+Names in ops_<dtype>.txt, for a case "c":
+  c.<input>        an input (float inputs in the file's dtype; indices int64)
+  c.out, c.out1    the outputs (out1: the indices of max/min over a dim)
+  c.grad_out       the upstream gradient given to backward from c.out
+  c.grad.<input>   the gradient of that input
+
+Inputs come from a generator seeded by the case name (so adding a case
+changes no other), in float64, then rounded to the file's dtype.
+"""
+
+import zlib
+
+import torch
+import torch.nn.functional as F
+
+from golden import GoldenFile
+
+TARGET = torch.tensor([0, 3, 1, 2, 3, 1])
+CLASS_WEIGHT = [0.5, 2.0, 1.0, 1.5]
+INDICES = torch.tensor([[0, 2, 4, 2], [6, 1, 2, 0]])
+
+
+def randn(case, *shape, scale=1.0):
+    gen = torch.Generator().manual_seed(zlib.crc32(case.encode()))
+    return torch.randn(tuple(shape), dtype=torch.float64, generator=gen) * scale
+
+
+def define_cases():
+    """name -> (function of the inputs, {input name: float64 or int64 tensor},
+    names of the inputs that get gradients)."""
+    cases = {}
+
+    def case(name, fn, inputs, grads):
+        cases[name] = (fn, inputs, grads)
+
+    def x(name, *shape, scale=1.0):
+        return {"x": randn(name, *shape, scale=scale)}
+
+    case("linear", F.linear,
+         {"input": randn("linear.x", 4, 5), "weight": randn("linear.w", 3, 5),
+          "bias": randn("linear.b", 3)}, ["input", "weight", "bias"])
+    case("linear_nobias", F.linear,
+         {"input": randn("linear_nobias.x", 4, 5),
+          "weight": randn("linear_nobias.w", 3, 5)},
+         ["input", "weight"])
+    case("linear_3d", F.linear,
+         {"input": randn("linear_3d.x", 2, 3, 5), "weight": randn("linear_3d.w", 4, 5),
+          "bias": randn("linear_3d.b", 4)}, ["input", "weight", "bias"])
+
+    case("relu", lambda x: F.relu(x), x("relu", 4, 5), ["x"])
+    case("gelu", lambda x: F.gelu(x), x("gelu", 4, 5, scale=2.0), ["x"])
+    case("gelu_tanh", lambda x: F.gelu(x, approximate="tanh"),
+         x("gelu_tanh", 4, 5, scale=2.0), ["x"])
+    case("tanh", lambda x: torch.tanh(x), x("tanh", 4, 5, scale=2.0), ["x"])
+    case("sigmoid", lambda x: torch.sigmoid(x), x("sigmoid", 4, 5, scale=2.0), ["x"])
+    case("softmax_dim1", lambda x: F.softmax(x, 1), x("softmax_dim1", 4, 5, scale=3.0),
+         ["x"])
+    case("softmax_dim0", lambda x: F.softmax(x, 0), x("softmax_dim0", 4, 5, scale=3.0),
+         ["x"])
+    case("softmax_3d_dim_neg1", lambda x: F.softmax(x, -1),
+         x("softmax_3d_dim_neg1", 2, 3, 4, scale=3.0), ["x"])
+    case("log_softmax_dim1", lambda x: F.log_softmax(x, 1),
+         x("log_softmax_dim1", 4, 5, scale=3.0), ["x"])
+    case("log_softmax_dim0", lambda x: F.log_softmax(x, 0),
+         x("log_softmax_dim0", 4, 5, scale=3.0), ["x"])
+
+    def ce(name, **kwargs):
+        inputs = {"input": randn(name, 6, 4, scale=2.0), "target": TARGET}
+        if "weight" in kwargs:
+            inputs["weight"] = torch.tensor(kwargs.pop("weight"), dtype=torch.float64)
+        case(name, lambda **t: F.cross_entropy(**t, **kwargs), inputs, ["input"])
+
+    ce("cross_entropy")
+    ce("cross_entropy_sum", reduction="sum")
+    ce("cross_entropy_none", reduction="none")
+    ce("cross_entropy_weight", weight=CLASS_WEIGHT)
+    ce("cross_entropy_ignore_index", ignore_index=1)
+    ce("cross_entropy_weight_ignore_index", weight=CLASS_WEIGHT, ignore_index=3)
+    ce("cross_entropy_label_smoothing", label_smoothing=0.1)
+    ce("cross_entropy_label_smoothing_sum", label_smoothing=0.2, reduction="sum")
+    ce("cross_entropy_label_smoothing_none", label_smoothing=0.2, reduction="none")
+    ce("cross_entropy_all", weight=CLASS_WEIGHT, ignore_index=1, label_smoothing=0.15)
+
+    def nll(name, **kwargs):
+        log_probs = F.log_softmax(randn(name, 6, 4, scale=2.0), 1)
+        inputs = {"input": log_probs, "target": TARGET}
+        if "weight" in kwargs:
+            inputs["weight"] = torch.tensor(kwargs.pop("weight"), dtype=torch.float64)
+        case(name, lambda **t: F.nll_loss(**t, **kwargs), inputs, ["input"])
+
+    nll("nll_loss")
+    nll("nll_loss_sum", reduction="sum")
+    nll("nll_loss_none", reduction="none")
+    nll("nll_loss_weight_ignore_index", weight=CLASS_WEIGHT, ignore_index=1)
+    nll("nll_loss_weight_sum", weight=CLASS_WEIGHT, reduction="sum")
+
+    for reduction in ["mean", "sum", "none"]:
+        name = "mse_loss" if reduction == "mean" else "mse_loss_" + reduction
+        case(name,
+             lambda input, target, r=reduction: F.mse_loss(input, target, reduction=r),
+             {"input": randn(name + ".input", 3, 4),
+              "target": randn(name + ".target", 3, 4)},
+             ["input", "target"])
+
+    case("embedding", F.embedding, {"input": INDICES, "weight": randn("embedding", 7, 3)},
+         ["weight"])
+    case("embedding_padding_idx", lambda input, weight: F.embedding(input, weight, 2),
+         {"input": INDICES, "weight": randn("embedding_padding_idx", 7, 3)}, ["weight"])
+
+    def reduction(name, fn):
+        case(name, fn, x(name, 3, 4, 5), ["x"])
+
+    reduction("sum_all", lambda x: x.sum())
+    reduction("sum_dim1", lambda x: x.sum(1))
+    reduction("sum_dims02_keepdim", lambda x: x.sum((0, 2), keepdim=True))
+    reduction("mean_all", lambda x: x.mean())
+    reduction("mean_dim_neg1", lambda x: x.mean(-1))
+    reduction("mean_dims01_keepdim", lambda x: x.mean((0, 1), keepdim=True))
+    reduction("max_all", lambda x: x.max())
+    reduction("max_dim1", lambda x: x.max(1))
+    reduction("max_dim2_keepdim", lambda x: x.max(2, keepdim=True))
+    reduction("min_all", lambda x: x.min())
+    reduction("min_dim0", lambda x: x.min(0))
+
+    def matmul(name, a_shape, b_shape):
+        case(name, lambda a, b: torch.matmul(a, b), {"a": randn(name + ".a", *a_shape),
+                                  "b": randn(name + ".b", *b_shape)}, ["a", "b"])
+
+    matmul("matmul_mm", (3, 4), (4, 2))
+    matmul("matmul_dot", (4,), (4,))
+    matmul("matmul_vec_mat", (4,), (4, 3))
+    matmul("matmul_mat_vec", (3, 4), (4,))
+    matmul("matmul_batch_vec", (2, 3, 4), (4,))
+    matmul("matmul_vec_batch", (4,), (2, 4, 3))
+    matmul("matmul_bmm", (2, 3, 4), (2, 4, 5))
+    matmul("matmul_broadcast", (2, 1, 3, 4), (5, 4, 2))
+    matmul("matmul_broadcast_mat", (2, 3, 4), (4, 5))
+    return cases
+
+
+def write_all(outdir, dtype, dtype_name):
+    g = GoldenFile()
+    for name, (fn, inputs, grads) in define_cases().items():
+        tensors = {}
+        for key, value in inputs.items():
+            t = value.to(dtype) if value.is_floating_point() else value.clone()
+            tensors[key] = t.requires_grad_() if key in grads else t
+            g.add(f"{name}.{key}", t)
+        outputs = fn(**tensors)
+        outputs = list(outputs) if isinstance(outputs, tuple) else [outputs]
+        out = outputs[0]
+        grad_out = randn(name + ".grad_out", *out.shape).to(dtype)
+        out.backward(grad_out)
+        g.add(f"{name}.out", out)
+        for i, extra in enumerate(outputs[1:], start=1):
+            g.add(f"{name}.out{i}", extra)
+        g.add(f"{name}.grad_out", grad_out)
+        for key in grads:
+            g.add(f"{name}.grad.{key}", tensors[key].grad)
+    g.write(outdir, f"ops_{dtype_name}.txt")
