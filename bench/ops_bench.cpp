@@ -32,15 +32,19 @@ void BM_LinearForward(benchmark::State& state) {
   Tensor x = tandem::randn({256, 784}), w = tandem::randn({1024, 784}),
          b = tandem::randn({1024});
   for (auto _ : state) benchmark::DoNotOptimize(tandem::linear(x, w, b));
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      2.0 * 256 * 784 * 1024 * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * 256 * 784 * 1024 * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate,
+                         benchmark::Counter::kIs1000);
 }
 BENCHMARK(BM_LinearForward)->Unit(benchmark::kMillisecond);
 
 // zero_grad, forward, loss, backward, optimizer step: one full step.
 template <typename Model, typename Loss>
-void train_steps(benchmark::State& state, Model& model, const Tensor& x, const Tensor& y,
+void train_steps(benchmark::State& state,
+                 Model& model,
+                 const Tensor& x,
+                 const Tensor& y,
                  Loss loss_fn) {
   tandem::optim::SGD opt(model->parameters(), tandem::optim::SGDOptions(0.01));
   for (auto _ : state) {
@@ -54,14 +58,17 @@ void train_steps(benchmark::State& state, Model& model, const Tensor& x, const T
 void BM_TinyStep(benchmark::State& state) {
   tandem::nn::Linear model(5, 2);
   Tensor x = tandem::randn({30, 5}), y = tandem::randn({30, 2});
-  train_steps(state, model, x, y,
-              [](const Tensor& out, const Tensor& t) { return tandem::mse_loss(out, t); });
+  train_steps(state, model, x, y, [](const Tensor& out, const Tensor& t) {
+    return tandem::mse_loss(out, t);
+  });
 }
 BENCHMARK(BM_TinyStep)->Unit(benchmark::kMicrosecond);
 
 void BM_MlpStep(benchmark::State& state) {
-  tandem::nn::Sequential model(tandem::nn::Linear(784, 1024), tandem::nn::ReLU(),
-                               tandem::nn::Linear(1024, 1024), tandem::nn::ReLU(),
+  tandem::nn::Sequential model(tandem::nn::Linear(784, 1024),
+                               tandem::nn::ReLU(),
+                               tandem::nn::Linear(1024, 1024),
+                               tandem::nn::ReLU(),
                                tandem::nn::Linear(1024, 10));
   Tensor x = tandem::randn({256, 784}), y = tandem::randint(10, {256});
   train_steps(state, model, x, y, [](const Tensor& out, const Tensor& t) {

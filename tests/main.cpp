@@ -19,9 +19,9 @@ int main(int argc, char** argv) {
   if (cuda_device_count() == 0) {
     std::string filter = testing::GTEST_FLAG(filter);
     std::string negative = "*_CUDA*:*_MultiCUDA*:*_NCCL*";
-    testing::GTEST_FLAG(filter) =
-        filter.find('-') == std::string::npos ? filter + "-" + negative
-                                              : filter + ":" + negative;
+    testing::GTEST_FLAG(filter) = filter.find('-') == std::string::npos
+                                      ? filter + "-" + negative
+                                      : filter + ":" + negative;
     std::cerr << "tandem tests: no CUDA device in this build or machine; "
                  "skipping *_CUDA, *_MultiCUDA and *_NCCL tests\n";
   }

@@ -20,9 +20,7 @@ namespace {
 // nodes never see it.
 
 struct ReadyOrder {
-  bool operator()(Node* a, Node* b) const {
-    return a->sequence_nr() < b->sequence_nr();
-  }
+  bool operator()(Node* a, Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
 };
 
 struct GraphTask {
@@ -69,7 +67,7 @@ void compute_dependencies(GraphTask& task, const std::vector<Edge>& roots) {
 // post-order walk with an explicit stack: graphs can be far deeper than
 // the call stack.
 void compute_needed(GraphTask& task, const std::vector<Edge>& roots) {
-  std::unordered_map<Node*, bool> needed_of;  // filled once a node is finished
+  std::unordered_map<Node*, bool> needed_of;    // filled once a node is finished
   std::vector<std::pair<Node*, size_t>> stack;  // node, next edge to look at
   for (const Edge& root : roots) {
     if (!needed_of.count(root.node.get())) stack.emplace_back(root.node.get(), 0);
@@ -84,7 +82,8 @@ void compute_needed(GraphTask& task, const std::vector<Edge>& roots) {
         continue;
       }
       bool needed = task.captures.count(node) > 0;
-      for (const Edge& e : edges) needed = needed || (e.valid() && needed_of.at(e.node.get()));
+      for (const Edge& e : edges)
+        needed = needed || (e.valid() && needed_of.at(e.node.get()));
       needed_of[node] = needed;
       if (needed) task.needed.insert(node);
       stack.pop_back();
@@ -92,22 +91,33 @@ void compute_needed(GraphTask& task, const std::vector<Edge>& roots) {
   }
 }
 
-void check_gradient(const Node& from, const Edge& edge, const Tensor& g) {
+// Checks a gradient `from` produced for `edge` against the tensor it is
+// for, and casts it to that tensor's dtype (as PyTorch's engine does), so
+// a formula computing in a wider dtype cannot change the dtype of a .grad.
+Tensor validate_gradient(const Node& from, const Edge& edge, Tensor g) {
   const auto& meta = edge.node->output_meta();
-  TANDEM_INTERNAL_ASSERT(edge.input_nr < meta.size(), from.name(),
+  TANDEM_INTERNAL_ASSERT(edge.input_nr < meta.size(),
+                         from.name(),
                          " has an edge to a missing input of ",
                          edge.node->name());
   const TensorMeta& want = meta[edge.input_nr];
-  TANDEM_INTERNAL_ASSERT(g.sizes() == want.sizes, from.name(),
-                         " returned a gradient of shape ", g.sizes(),
-                         " for a tensor of shape ", want.sizes);
-  TANDEM_CHECK(g.device() == want.device, "backward: ", from.name(),
-               " produced a gradient on ", g.device(),
-               " for a tensor on ", want.device);
+  TANDEM_INTERNAL_ASSERT(g.sizes() == want.sizes,
+                         from.name(),
+                         " returned a gradient of shape ",
+                         g.sizes(),
+                         " for a tensor of shape ",
+                         want.sizes);
+  TANDEM_CHECK(g.device() == want.device,
+               "backward: ",
+               from.name(),
+               " produced a gradient on ",
+               g.device(),
+               " for a tensor on ",
+               want.device);
+  return g.dtype() == want.dtype ? g : g.to(want.dtype);
 }
 
-void run(GraphTask& task, const std::vector<Edge>& roots,
-         const tensor_list& root_grads) {
+void run(GraphTask& task, const std::vector<Edge>& roots, const tensor_list& root_grads) {
   compute_dependencies(task, roots);
   if (!task.accumulate) compute_needed(task, roots);
   for (size_t i = 0; i < roots.size(); ++i) {
@@ -149,17 +159,21 @@ void run(GraphTask& task, const std::vector<Edge>& roots,
     if (!task.retain_graph) node->release_variables();
     const auto& edges = node->next_edges();
     TANDEM_INTERNAL_ASSERT(outputs.size() == edges.size() || outputs.empty(),
-                           node->name(), " returned ", outputs.size(),
-                           " gradients for ", edges.size(), " inputs");
+                           node->name(),
+                           " returned ",
+                           outputs.size(),
+                           " gradients for ",
+                           edges.size(),
+                           " inputs");
     for (size_t i = 0; i < outputs.size(); ++i) {
       const Edge& edge = edges[i];
       if (!edge.valid()) continue;
       Node* next = edge.node.get();
       if (outputs[i].defined()) {
-        check_gradient(*node, edge, outputs[i]);
+        Tensor g = validate_gradient(*node, edge, std::move(outputs[i]));
         tensor_list& buffer = task.buffers[next];
         buffer.resize(next->output_meta().size());
-        accumulate_into(buffer, edge.input_nr, outputs[i]);
+        accumulate_into(buffer, edge.input_nr, g);
       }
       if (--task.dependencies[next] == 0) task.ready.push(next);
     }
@@ -167,33 +181,62 @@ void run(GraphTask& task, const std::vector<Edge>& roots,
 }
 
 // Root edges and their starting gradients, with PyTorch's checks.
-std::vector<Edge> prepare_roots(const char* op, const tensor_list& roots,
+std::vector<Edge> prepare_roots(const char* op,
+                                const tensor_list& roots,
                                 const tensor_list& grad_roots,
                                 tensor_list& root_grads) {
-  TANDEM_CHECK(grad_roots.empty() || grad_roots.size() == roots.size(), op,
-               ": got ", grad_roots.size(), " gradients for ", roots.size(),
+  TANDEM_CHECK(grad_roots.empty() || grad_roots.size() == roots.size(),
+               op,
+               ": got ",
+               grad_roots.size(),
+               " gradients for ",
+               roots.size(),
                " tensors");
   std::vector<Edge> edges;
   for (size_t i = 0; i < roots.size(); ++i) {
     const Tensor& root = roots[i];
     TANDEM_CHECK(root.defined(), op, ": tensor ", i, " is undefined");
-    TANDEM_CHECK(root.requires_grad(), op, ": tensor ", i,
+    TANDEM_CHECK(root.requires_grad(),
+                 op,
+                 ": tensor ",
+                 i,
                  " does not require grad and has no grad_fn (shape ",
-                 root.sizes(), "); nothing to differentiate");
+                 root.sizes(),
+                 "); nothing to differentiate");
     Tensor g = grad_roots.empty() ? Tensor() : grad_roots[i];
     if (!g.defined()) {
-      TANDEM_CHECK(root.numel() == 1, op,
+      TANDEM_CHECK(root.numel() == 1,
+                   op,
                    ": a gradient must be given for a non-scalar tensor (shape ",
-                   root.sizes(), "); grad can be implicitly created only for ",
+                   root.sizes(),
+                   "); grad can be implicitly created only for ",
                    "scalar outputs");
       g = ones_like(root);
     } else {
-      TANDEM_CHECK(g.sizes() == root.sizes(), op, ": gradient ", i,
-                   " has shape ", g.sizes(), " but the tensor has shape ",
+      TANDEM_CHECK(g.sizes() == root.sizes(),
+                   op,
+                   ": gradient ",
+                   i,
+                   " has shape ",
+                   g.sizes(),
+                   " but the tensor has shape ",
                    root.sizes());
-      TANDEM_CHECK(g.device() == root.device(), op, ": gradient ", i,
-                   " is on ", g.device(), " but the tensor is on ",
+      TANDEM_CHECK(g.device() == root.device(),
+                   op,
+                   ": gradient ",
+                   i,
+                   " is on ",
+                   g.device(),
+                   " but the tensor is on ",
                    root.device());
+      TANDEM_CHECK(g.dtype() == root.dtype(),
+                   op,
+                   ": gradient ",
+                   i,
+                   " has dtype ",
+                   g.dtype(),
+                   " but the tensor has dtype ",
+                   root.dtype());
     }
     root_grads.push_back(g);
     edges.push_back(gradient_edge(root));
@@ -203,22 +246,23 @@ std::vector<Edge> prepare_roots(const char* op, const tensor_list& roots,
 
 }  // namespace
 
-void backward(const tensor_list& roots, const tensor_list& grad_roots,
+void backward(const tensor_list& roots,
+              const tensor_list& grad_roots,
               bool retain_graph) {
   tensor_list root_grads;
-  std::vector<Edge> edges =
-      prepare_roots("backward", roots, grad_roots, root_grads);
+  std::vector<Edge> edges = prepare_roots("backward", roots, grad_roots, root_grads);
   GraphTask task;
   task.retain_graph = retain_graph;
   run(task, edges, root_grads);
 }
 
-tensor_list grad(const tensor_list& outputs, const tensor_list& inputs,
-                 const tensor_list& grad_outputs, bool retain_graph,
+tensor_list grad(const tensor_list& outputs,
+                 const tensor_list& inputs,
+                 const tensor_list& grad_outputs,
+                 bool retain_graph,
                  bool allow_unused) {
   tensor_list root_grads;
-  std::vector<Edge> edges =
-      prepare_roots("grad", outputs, grad_outputs, root_grads);
+  std::vector<Edge> edges = prepare_roots("grad", outputs, grad_outputs, root_grads);
   GraphTask task;
   task.accumulate = false;
   task.retain_graph = retain_graph;
@@ -226,15 +270,21 @@ tensor_list grad(const tensor_list& outputs, const tensor_list& inputs,
   std::vector<Edge> input_edges;
   for (size_t i = 0; i < inputs.size(); ++i) {
     TANDEM_CHECK(inputs[i].defined() && inputs[i].requires_grad(),
-                 "grad: input ", i, " does not require grad");
+                 "grad: input ",
+                 i,
+                 " does not require grad");
     Edge e = gradient_edge(inputs[i]);
     task.captures[e.node.get()].emplace_back(e.input_nr, i);
     input_edges.push_back(std::move(e));  // keeps accumulators alive
   }
   run(task, edges, root_grads);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    TANDEM_CHECK(allow_unused || task.captured[i].defined(), "grad: input ", i,
-                 " (shape ", inputs[i].sizes(), ") was not used to compute ",
+    TANDEM_CHECK(allow_unused || task.captured[i].defined(),
+                 "grad: input ",
+                 i,
+                 " (shape ",
+                 inputs[i].sizes(),
+                 ") was not used to compute ",
                  "the outputs; pass allow_unused=true if this is intended");
   }
   return task.captured;

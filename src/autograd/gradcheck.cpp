@@ -13,7 +13,8 @@ namespace {
 
 // The scalar the check differentiates: sum(fn(inputs) * weights), so every
 // output element contributes with its own weight and errors cannot cancel.
-double weighted_output(const GradcheckFn& fn, const tensor_list& inputs,
+double weighted_output(const GradcheckFn& fn,
+                       const tensor_list& inputs,
                        const Tensor& weights) {
   NoGradGuard no_grad;
   Tensor out = fn(inputs);
@@ -22,16 +23,21 @@ double weighted_output(const GradcheckFn& fn, const tensor_list& inputs,
 
 }  // namespace
 
-GradcheckResult gradcheck(const GradcheckFn& fn, const tensor_list& inputs,
+GradcheckResult gradcheck(const GradcheckFn& fn,
+                          const tensor_list& inputs,
                           const GradcheckOptions& options) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
     TANDEM_CHECK(!t.defined() || !t.requires_grad() || t.dtype() == kFloat64,
-                 "gradcheck: input ", i, " is ", t.dtype(),
+                 "gradcheck: input ",
+                 i,
+                 " is ",
+                 t.dtype(),
                  "; use float64 inputs for a meaningful check");
   }
   Tensor out = fn(inputs);
-  TANDEM_CHECK(out.requires_grad(), "gradcheck: the output does not require ",
+  TANDEM_CHECK(out.requires_grad(),
+               "gradcheck: the output does not require ",
                "grad; no input that requires grad reaches it");
   Generator gen(1234);
   Tensor weights = randn(out.sizes(), gen, TensorOptions(kFloat64).device(out.device()));
@@ -47,12 +53,11 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const tensor_list& inputs,
   tensor_list analytic = grad({scalar}, wanted, {}, false, /*allow_unused=*/true);
   for (size_t k = 0; k < wanted.size(); ++k) {
     const Tensor& input = wanted[k];
-    Tensor a = analytic[k].defined() ? analytic[k].contiguous()
-                                     : zeros_like(input);
+    Tensor a = analytic[k].defined() ? analytic[k].contiguous() : zeros_like(input);
     // Perturb the input in place through a no-grad alias of its storage.
     Tensor alias = input.detach();
-    TANDEM_CHECK(alias.is_contiguous(), "gradcheck: input ", index[k],
-                 " must be contiguous");
+    TANDEM_CHECK(
+        alias.is_contiguous(), "gradcheck: input ", index[k], " must be contiguous");
     auto* p = alias.data_ptr<double>();
     const double* pa = a.data_ptr<double>();
     for (int64_t e = 0; e < input.numel(); ++e) {
@@ -67,11 +72,19 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const tensor_list& inputs,
       if (!(diff <= options.atol + options.rtol * std::abs(numeric))) {
         GradcheckResult r;
         r.ok = false;
-        r.message = detail::str(
-            "gradcheck: input ", index[k], " (shape ", input.sizes(),
-            ") element ", e, ": numerical gradient ", numeric,
-            " but backward gave ", pa[e], " (", out.grad_fn() ? out.grad_fn()->name() : "",
-            ")");
+        r.message = detail::str("gradcheck: input ",
+                                index[k],
+                                " (shape ",
+                                input.sizes(),
+                                ") element ",
+                                e,
+                                ": numerical gradient ",
+                                numeric,
+                                " but backward gave ",
+                                pa[e],
+                                " (",
+                                out.grad_fn() ? out.grad_fn()->name() : "",
+                                ")");
         return r;
       }
     }

@@ -12,6 +12,23 @@ namespace {
 std::atomic<uint64_t> next_sequence_nr{0};
 std::atomic<size_t> next_hook_id{1};
 
+// Runs a tensor hook; a defined result replaces the gradient, and must be
+// a gradient for the same tensor.
+void apply_hook(const TensorHook& hook, Tensor& g) {
+  Tensor replaced = hook(g);
+  if (!replaced.defined()) return;
+  TANDEM_CHECK(replaced.sizes() == g.sizes() && replaced.device() == g.device(),
+               "hook: a tensor hook returned a gradient of shape ",
+               replaced.sizes(),
+               " on ",
+               replaced.device(),
+               " for a gradient of shape ",
+               g.sizes(),
+               " on ",
+               g.device());
+  g = std::move(replaced);
+}
+
 }  // namespace
 
 size_t new_hook_id() { return next_hook_id.fetch_add(1); }
@@ -56,8 +73,9 @@ size_t Node::add_pre_hook(uint32_t output_nr, TensorHook hook) {
 }
 
 bool Node::remove_pre_hook(size_t id) {
-  auto it = std::find_if(pre_hooks_.begin(), pre_hooks_.end(),
-                         [id](const PreHook& h) { return h.id == id; });
+  auto it = std::find_if(pre_hooks_.begin(), pre_hooks_.end(), [id](const PreHook& h) {
+    return h.id == id;
+  });
   if (it == pre_hooks_.end()) return false;
   pre_hooks_.erase(it);
   return true;
@@ -66,15 +84,15 @@ bool Node::remove_pre_hook(size_t id) {
 void Node::run_pre_hooks(tensor_list& grads) const {
   for (const PreHook& hook : pre_hooks_) {
     Tensor& g = grads.at(hook.output_nr);
-    if (!g.defined()) continue;
-    Tensor replaced = hook.fn(g);
-    if (replaced.defined()) g = replaced;
+    if (g.defined()) apply_hook(hook.fn, g);
   }
 }
 
 tensor_list FunctionNode::apply(tensor_list&& grads) {
-  TANDEM_CHECK(fn_ != nullptr, "backward: trying to backward through the ",
-               "graph a second time (the saved tensors of ", name_,
+  TANDEM_CHECK(fn_ != nullptr,
+               "backward: trying to backward through the ",
+               "graph a second time (the saved tensors of ",
+               name_,
                " were freed after the first backward); pass ",
                "retain_graph=true to the first backward to keep them");
   return fn_(grads);
@@ -89,10 +107,7 @@ tensor_list AccumulateGrad::apply(tensor_list&& grads) {
   Tensor g = std::move(grads.at(0));
   if (!g.defined()) return {};
   AutogradMeta& meta = leaf_->autograd();
-  for (const auto& [id, hook] : meta.hooks) {
-    Tensor replaced = hook(g);
-    if (replaced.defined()) g = replaced;
-  }
+  for (const auto& [id, hook] : meta.hooks) apply_hook(hook, g);
   NoGradGuard no_grad;
   if (!meta.grad.defined()) {
     // The incoming gradient may be shared with other parts of the graph
@@ -112,11 +127,17 @@ SavedVariable::SavedVariable(const Tensor& t) {
 
 Tensor SavedVariable::unpack(const char* node_name) const {
   if (!data_.defined()) return data_;
-  TANDEM_CHECK(data_._version() == saved_version_, node_name,
-               ": a tensor saved for backward (shape ", data_.sizes(), ", ",
-               data_.dtype(), ") was modified by an in-place operation ",
-               "after it was saved (now at version ", data_._version(),
-               ", saved at version ", saved_version_,
+  TANDEM_CHECK(data_._version() == saved_version_,
+               node_name,
+               ": a tensor saved for backward (shape ",
+               data_.sizes(),
+               ", ",
+               data_.dtype(),
+               ") was modified by an in-place operation ",
+               "after it was saved (now at version ",
+               data_._version(),
+               ", saved at version ",
+               saved_version_,
                "); clone it before the in-place change, or make the change ",
                "out of place");
   return data_;
@@ -150,8 +171,7 @@ Edge gradient_edge(const Tensor& t) {
   return Edge{acc, 0};
 }
 
-void set_history(const Tensor& t, const std::shared_ptr<Node>& node,
-                 uint32_t output_nr) {
+void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr) {
   AutogradMeta& meta = t.unsafe_impl()->autograd();
   meta.requires_grad = true;
   meta.grad_fn = node;
@@ -177,11 +197,16 @@ std::shared_ptr<Node> record_function(std::string name,
 
 void check_inplace(const Tensor& t, const char* op) {
   if (!GradMode::is_enabled() || !t.requires_grad()) return;
-  TANDEM_CHECK(!t.is_leaf(), op, ": a leaf tensor that requires grad (shape ",
-               t.sizes(), ") cannot be modified in place; do it under ",
+  TANDEM_CHECK(!t.is_leaf(),
+               op,
+               ": a leaf tensor that requires grad (shape ",
+               t.sizes(),
+               ") cannot be modified in place; do it under ",
                "tandem::NoGradGuard, or on a clone");
-  TANDEM_CHECK(!t.unsafe_impl()->autograd().is_view, op,
-               ": in-place modification of a view (shape ", t.sizes(),
+  TANDEM_CHECK(!t.unsafe_impl()->autograd().is_view,
+               op,
+               ": in-place modification of a view (shape ",
+               t.sizes(),
                ") of a tensor that requires grad is not supported; clone the ",
                "view first");
 }

@@ -24,11 +24,15 @@ bool Tensor::retains_grad() const {
 }
 
 Tensor& Tensor::requires_grad_(bool requires_grad) {
-  TANDEM_CHECK(is_leaf() || requires_grad, "requires_grad_: cannot turn off ",
-               "requires_grad on a non-leaf tensor (shape ", sizes(),
+  TANDEM_CHECK(is_leaf() || requires_grad,
+               "requires_grad_: cannot turn off ",
+               "requires_grad on a non-leaf tensor (shape ",
+               sizes(),
                "); use detach() instead");
-  TANDEM_CHECK(!requires_grad || is_floating_point(), "requires_grad_: only ",
-               "floating-point tensors can require gradients, got ", dtype());
+  TANDEM_CHECK(!requires_grad || is_floating_point(),
+               "requires_grad_: only ",
+               "floating-point tensors can require gradients, got ",
+               dtype());
   impl().autograd().requires_grad = requires_grad;
   return *this;
 }
@@ -42,18 +46,29 @@ Tensor& Tensor::mutable_grad() { return impl().autograd().grad; }
 
 void Tensor::set_grad(const Tensor& grad) {
   if (grad.defined()) {
-    TANDEM_CHECK(grad.sizes() == sizes(), "set_grad: gradient has shape ",
-                 grad.sizes(), " but the tensor has shape ", sizes());
-    TANDEM_CHECK(grad.device() == device(), "set_grad: gradient is on ",
-                 grad.device(), " but the tensor is on ", device());
-    TANDEM_CHECK(grad.dtype() == dtype(), "set_grad: gradient has dtype ",
-                 grad.dtype(), " but the tensor has dtype ", dtype());
+    TANDEM_CHECK(grad.sizes() == sizes(),
+                 "set_grad: gradient has shape ",
+                 grad.sizes(),
+                 " but the tensor has shape ",
+                 sizes());
+    TANDEM_CHECK(grad.device() == device(),
+                 "set_grad: gradient is on ",
+                 grad.device(),
+                 " but the tensor is on ",
+                 device());
+    TANDEM_CHECK(grad.dtype() == dtype(),
+                 "set_grad: gradient has dtype ",
+                 grad.dtype(),
+                 " but the tensor has dtype ",
+                 dtype());
   }
   impl().autograd().grad = grad;
 }
 
 void Tensor::retain_grad() {
-  TANDEM_CHECK(requires_grad(), "retain_grad: the tensor (shape ", sizes(),
+  TANDEM_CHECK(requires_grad(),
+               "retain_grad: the tensor (shape ",
+               sizes(),
                ") does not require grad");
   if (is_leaf() || retains_grad()) return;
   AutogradMeta& meta = impl().autograd();
@@ -83,18 +98,24 @@ Tensor& Tensor::detach_() {
   return *this;
 }
 
-void Tensor::backward(const Tensor& gradient, bool retain_graph,
+void Tensor::backward(const Tensor& gradient,
+                      bool retain_graph,
                       bool create_graph) const {
-  TANDEM_CHECK(!create_graph, "backward: create_graph (higher-order ",
+  TANDEM_CHECK(!create_graph,
+               "backward: create_graph (higher-order ",
                "gradients) is not supported yet");
-  autograd::backward({*this}, gradient.defined() ? autograd::tensor_list{gradient}
-                                                 : autograd::tensor_list{},
-                     retain_graph);
+  autograd::backward(
+      {*this},
+      gradient.defined() ? autograd::tensor_list{gradient} : autograd::tensor_list{},
+      retain_graph);
 }
 
 size_t Tensor::register_hook(TensorHook hook) const {
-  TANDEM_CHECK(requires_grad(), "register_hook: cannot register a hook on a ",
-               "tensor that does not require grad (shape ", sizes(), ")");
+  TANDEM_CHECK(requires_grad(),
+               "register_hook: cannot register a hook on a ",
+               "tensor that does not require grad (shape ",
+               sizes(),
+               ")");
   AutogradMeta& meta = impl().autograd();
   if (meta.grad_fn) return meta.grad_fn->add_pre_hook(meta.output_nr, std::move(hook));
   size_t id = autograd::new_hook_id();

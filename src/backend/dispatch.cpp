@@ -38,7 +38,8 @@ const Kernels& cpu_kernels() {
 
 const Kernels& kernels(Device device) {
   if (device.is_cpu()) return cpu::cpu_kernels();
-  throw Error(detail::str("no kernels for ", device,
+  throw Error(detail::str("no kernels for ",
+                          device,
                           ": tandem was built without CUDA (configure with ",
                           "-DTANDEM_CUDA=ON on a machine with nvcc)"));
 }

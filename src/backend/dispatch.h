@@ -17,22 +17,50 @@
 namespace tandem::backend {
 
 enum class UnaryOp {
-  Neg, Exp, Log, Sqrt, Abs, Relu, Sigmoid, Tanh, Gelu, GeluTanh, Sign,
-  Reciprocal, Square, PowScalar,    // uses param a (the exponent)
-  Clamp,                            // clamp to [a, b] (NaN bound = none)
-  AddScalar, MulScalar,             // x + a, x * a
-  RsubScalar, RdivScalar,           // a - x, a / x
+  Neg,
+  Exp,
+  Log,
+  Sqrt,
+  Abs,
+  Relu,
+  Sigmoid,
+  Tanh,
+  Gelu,
+  GeluTanh,
+  Sign,
+  Reciprocal,
+  Square,
+  PowScalar,  // uses param a (the exponent)
+  Clamp,      // clamp to [a, b] (NaN bound = none)
+  AddScalar,
+  MulScalar,  // x + a, x * a
+  RsubScalar,
+  RdivScalar,  // a - x, a / x
 };
 
 enum class BinaryOp {
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Maximum,
+  Minimum,
   // out = a + alpha * b, alpha in param
   AddScaled,
   // comparisons: out is bool, inputs any dtype
-  Eq, Ne, Lt, Le, Gt, Ge,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
   // autograd helpers: out = a * f'(b) for the named activation at b
-  ReluBackward, SigmoidBackwardFromResult, TanhBackwardFromResult,
-  GeluBackward, GeluTanhBackward,
+  ReluBackward,
+  SigmoidBackwardFromResult,
+  TanhBackwardFromResult,
+  GeluBackward,
+  GeluTanhBackward,
 };
 
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
@@ -47,40 +75,61 @@ struct Kernels {
   // out <- src, converting dtype; shapes equal (src may be expanded)
   void (*copy)(const Tensor& out, const Tensor& src) = nullptr;
   void (*fill)(const Tensor& out, Scalar value) = nullptr;
-  void (*unary)(UnaryOp op, const Tensor& out, const Tensor& in, Scalar a,
-                Scalar b) = nullptr;
-  void (*binary)(BinaryOp op, const Tensor& out, const Tensor& a,
-                 const Tensor& b, Scalar param) = nullptr;
+  void (*unary)(UnaryOp op, const Tensor& out, const Tensor& in, Scalar a, Scalar b) =
+      nullptr;
+  void (*binary)(BinaryOp op,
+                 const Tensor& out,
+                 const Tensor& a,
+                 const Tensor& b,
+                 Scalar param) = nullptr;
   // out = cond ? a : b
-  void (*where)(const Tensor& out, const Tensor& cond, const Tensor& a,
+  void (*where)(const Tensor& out,
+                const Tensor& cond,
+                const Tensor& a,
                 const Tensor& b) = nullptr;
   // Reduce contiguous `in` over `dim` into `out` (in's shape with dim
   // removed); ArgMax/ArgMin write int64 indices; Max/Min also write indices
   // when `indices` is defined.
-  void (*reduce_dim)(ReduceOp op, const Tensor& out, const Tensor& indices,
-                     const Tensor& in, int64_t dim) = nullptr;
+  void (*reduce_dim)(ReduceOp op,
+                     const Tensor& out,
+                     const Tensor& indices,
+                     const Tensor& in,
+                     int64_t dim) = nullptr;
   // out[m,n] = beta*out + alpha * op(a) @ op(b) for 2-D float tensors whose
   // inner or outer stride is 1 (transposed views pass without copies)
-  void (*gemm)(const Tensor& out, const Tensor& a, const Tensor& b,
-               double alpha, double beta) = nullptr;
+  void (*gemm)(const Tensor& out,
+               const Tensor& a,
+               const Tensor& b,
+               double alpha,
+               double beta) = nullptr;
   // Batched: out[i] = a[i] @ b[i], 3-D operands
   void (*bmm)(const Tensor& out, const Tensor& a, const Tensor& b) = nullptr;
   // softmax / log_softmax over dim 1 of a contiguous [rows, n] or
   // [outer, n, inner] tensor
   void (*softmax)(const Tensor& out, const Tensor& in, bool log) = nullptr;
   // grad_in = softmax backward given grad_out and the forward result
-  void (*softmax_backward)(const Tensor& grad_in, const Tensor& grad_out,
-                           const Tensor& result, bool log) = nullptr;
+  void (*softmax_backward)(const Tensor& grad_in,
+                           const Tensor& grad_out,
+                           const Tensor& result,
+                           bool log) = nullptr;
   // out = in.index_select(dim, index); index int64, 1-D, in range
-  void (*index_select)(const Tensor& out, const Tensor& in, int64_t dim,
+  void (*index_select)(const Tensor& out,
+                       const Tensor& in,
+                       int64_t dim,
                        const Tensor& index) = nullptr;
   // out.index_add_(dim, index, src) in place
-  void (*index_add)(const Tensor& out, int64_t dim, const Tensor& index,
+  void (*index_add)(const Tensor& out,
+                    int64_t dim,
+                    const Tensor& index,
                     const Tensor& src) = nullptr;
-  void (*gather)(const Tensor& out, const Tensor& in, int64_t dim,
+  void (*gather)(const Tensor& out,
+                 const Tensor& in,
+                 int64_t dim,
                  const Tensor& index) = nullptr;
   // out.scatter_add_(dim, index, src) in place
-  void (*scatter_add)(const Tensor& out, int64_t dim, const Tensor& index,
+  void (*scatter_add)(const Tensor& out,
+                      int64_t dim,
+                      const Tensor& index,
                       const Tensor& src) = nullptr;
   // Negative log-likelihood over contiguous input [N, C] (log-probabilities),
   // target [N] int64, weight [C] or undefined (all ones). For sample i with
@@ -89,23 +138,26 @@ struct Kernels {
   // and 0 for ignored samples. Writes loss_i into `losses` ([N]) when it is
   // defined and returns the sums; throws IndexError for a target outside
   // [0, C).
-  NllLossSums (*nll_loss_forward)(const Tensor& losses, const Tensor& input,
-                                  const Tensor& target, const Tensor& weight,
-                                  double smoothing, int64_t ignore_index) = nullptr;
+  NllLossSums (*nll_loss_forward)(const Tensor& losses,
+                                  const Tensor& input,
+                                  const Tensor& target,
+                                  const Tensor& weight,
+                                  double smoothing,
+                                  int64_t ignore_index) = nullptr;
   // grad_input[i, c] = scale * grad_output[i] * d loss_i / d input[i, c];
   // grad_output is [N], or one element shared by every sample.
-  void (*nll_loss_backward)(const Tensor& grad_input, const Tensor& grad_output,
-                            const Tensor& target, const Tensor& weight,
-                            double smoothing, double scale,
+  void (*nll_loss_backward)(const Tensor& grad_input,
+                            const Tensor& grad_output,
+                            const Tensor& target,
+                            const Tensor& weight,
+                            double smoothing,
+                            double scale,
                             int64_t ignore_index) = nullptr;
   // random fills; uniform in [from, to), normal, integers in [low, high),
   // bernoulli(p) as 0/1 in out's dtype
-  void (*uniform)(const Tensor& out, double from, double to,
-                  Generator& gen) = nullptr;
-  void (*normal)(const Tensor& out, double mean, double std,
-                 Generator& gen) = nullptr;
-  void (*randint)(const Tensor& out, int64_t low, int64_t high,
-                  Generator& gen) = nullptr;
+  void (*uniform)(const Tensor& out, double from, double to, Generator& gen) = nullptr;
+  void (*normal)(const Tensor& out, double mean, double std, Generator& gen) = nullptr;
+  void (*randint)(const Tensor& out, int64_t low, int64_t high, Generator& gen) = nullptr;
   void (*bernoulli)(const Tensor& out, double p, Generator& gen) = nullptr;
 };
 

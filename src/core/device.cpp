@@ -12,8 +12,7 @@ std::string_view device_type_name(DeviceType type) {
 
 Device::Device(DeviceType type, int index)
     : type_(type), index_(index == -1 ? 0 : index) {
-  TANDEM_CHECK(index >= -1, "device: index must be non-negative, got ",
-               index);
+  TANDEM_CHECK(index >= -1, "device: index must be non-negative, got ", index);
 }
 
 Device::Device(std::string_view spec) : type_(DeviceType::CPU), index_(0) {
@@ -24,17 +23,17 @@ Device::Device(std::string_view spec) : type_(DeviceType::CPU), index_(0) {
   } else if (type == "cuda") {
     type_ = DeviceType::CUDA;
   } else {
-    throw Error(detail::str("device: expected 'cpu', 'cpu:N', 'cuda' or ",
-                            "'cuda:N', got '", spec, "'"));
+    throw Error(detail::str(
+        "device: expected 'cpu', 'cpu:N', 'cuda' or ", "'cuda:N', got '", spec, "'"));
   }
   if (colon == std::string_view::npos) return;
   std::string_view digits = spec.substr(colon + 1);
   int index = -1;
-  auto [end, ec] =
-      std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
   TANDEM_CHECK(!digits.empty() && ec == std::errc() &&
                    end == digits.data() + digits.size() && index >= 0,
-               "device: invalid index in '", spec,
+               "device: invalid index in '",
+               spec,
                "' (expected a non-negative integer after ':')");
   index_ = index;
 }

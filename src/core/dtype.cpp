@@ -7,21 +7,29 @@ namespace tandem {
 size_t element_size(ScalarType t) {
   switch (t) {
     case kBool:
-    case kUInt8: return 1;
+    case kUInt8:
+      return 1;
     case kInt64:
-    case kFloat64: return 8;
-    case kFloat32: return 4;
+    case kFloat64:
+      return 8;
+    case kFloat32:
+      return 4;
   }
   return 0;
 }
 
 std::string_view dtype_name(ScalarType t) {
   switch (t) {
-    case kBool: return "bool";
-    case kUInt8: return "uint8";
-    case kInt64: return "int64";
-    case kFloat32: return "float32";
-    case kFloat64: return "float64";
+    case kBool:
+      return "bool";
+    case kUInt8:
+      return "uint8";
+    case kInt64:
+      return "int64";
+    case kFloat32:
+      return "float32";
+    case kFloat64:
+      return "float64";
   }
   return "unknown";
 }
@@ -37,8 +45,6 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   return std::max(a, b);
 }
 
-std::ostream& operator<<(std::ostream& out, ScalarType t) {
-  return out << dtype_name(t);
-}
+std::ostream& operator<<(std::ostream& out, ScalarType t) { return out << dtype_name(t); }
 
 }  // namespace tandem

@@ -31,8 +31,10 @@ void Generator::set_state(const std::string& state) {
   uint64_t seed = 0;
   std::mt19937_64 engine;
   in >> seed >> engine;
-  TANDEM_CHECK(!in.fail(), "generator: set_state got a malformed state (",
-               state.size(), " bytes); it must come from get_state()");
+  TANDEM_CHECK(!in.fail(),
+               "generator: set_state got a malformed state (",
+               state.size(),
+               " bytes); it must come from get_state()");
   auto guard = lock();
   seed_ = seed;
   engine_ = engine;

@@ -17,8 +17,8 @@ class CpuAllocator final : public Allocator {
     if (nbytes == 0) return DataPtr(nullptr, [](void*) {});
     size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
     void* p = std::aligned_alloc(kAlignment, rounded);
-    TANDEM_CHECK(p != nullptr, "cpu allocator: out of memory allocating ",
-                 nbytes, " bytes");
+    TANDEM_CHECK(
+        p != nullptr, "cpu allocator: out of memory allocating ", nbytes, " bytes");
     return DataPtr(p, [](void* q) { std::free(q); });
   }
 };
@@ -31,17 +31,17 @@ Allocator& cpu_allocator() {
 }
 
 Storage make_storage(size_t nbytes, Device device) {
-  TANDEM_CHECK(device.is_cpu(), "cannot allocate on ", device,
-               ": tandem was built without CUDA");
-  return std::make_shared<StorageImpl>(nbytes, device,
-                                       cpu_allocator().allocate(nbytes));
+  TANDEM_CHECK(
+      device.is_cpu(), "cannot allocate on ", device, ": tandem was built without CUDA");
+  return std::make_shared<StorageImpl>(nbytes, device, cpu_allocator().allocate(nbytes));
 }
 
-Storage make_storage_from_blob(void* data, size_t nbytes, Device device,
+Storage make_storage_from_blob(void* data,
+                               size_t nbytes,
+                               Device device,
                                std::function<void(void*)> deleter) {
   if (!deleter) deleter = [](void*) {};
-  return std::make_shared<StorageImpl>(nbytes, device,
-                                       DataPtr(data, std::move(deleter)));
+  return std::make_shared<StorageImpl>(nbytes, device, DataPtr(data, std::move(deleter)));
 }
 
 }  // namespace tandem

@@ -16,34 +16,45 @@ int64_t Tensor::stride(int64_t dim) const {
 
 void Tensor::set_data(const Tensor& data) const {
   TANDEM_CHECK(data.defined(), "set_data: the new data is undefined");
-  impl().set_data(data.impl().storage(), data.dtype(), data.sizes(),
-                  data.strides(), data.storage_offset());
+  impl().set_data(data.impl().storage(),
+                  data.dtype(),
+                  data.sizes(),
+                  data.strides(),
+                  data.storage_offset());
   // A graph still alive may hold the leaf's accumulator, which knows the old
   // shape, dtype and device; later graphs must get a fresh one.
   if (AutogradMeta* meta = impl().autograd_meta()) meta->grad_accumulator.reset();
 }
 
-TensorOptions Tensor::options() const {
-  return TensorOptions(dtype()).device(device());
-}
+TensorOptions Tensor::options() const { return TensorOptions(dtype()).device(device()); }
 
 namespace detail {
 namespace {
 
 template <typename R>
 R read_item(const Tensor& t) {
-  TANDEM_CHECK(t.numel() == 1, "item: expected a tensor with one element, ",
-               "got shape ", t.sizes(), " (", t.numel(), " elements)");
+  TANDEM_CHECK(t.numel() == 1,
+               "item: expected a tensor with one element, ",
+               "got shape ",
+               t.sizes(),
+               " (",
+               t.numel(),
+               " elements)");
   Tensor c = t.is_cpu() ? t : t.to(Device(kCPU));
   const void* p = c.data_ptr();
   switch (c.dtype()) {
-    case kBool: return static_cast<R>(*static_cast<const bool*>(p));
-    case kUInt8: return static_cast<R>(*static_cast<const uint8_t*>(p));
-    case kInt64: return static_cast<R>(*static_cast<const int64_t*>(p));
-    case kFloat32: return static_cast<R>(*static_cast<const float*>(p));
-    case kFloat64: return static_cast<R>(*static_cast<const double*>(p));
+    case kBool:
+      return static_cast<R>(*static_cast<const bool*>(p));
+    case kUInt8:
+      return static_cast<R>(*static_cast<const uint8_t*>(p));
+    case kInt64:
+      return static_cast<R>(*static_cast<const int64_t*>(p));
+    case kFloat32:
+      return static_cast<R>(*static_cast<const float*>(p));
+    case kFloat64:
+      return static_cast<R>(*static_cast<const double*>(p));
   }
-  TANDEM_INTERNAL_ASSERT(false, "unknown dtype");
+  throw_internal("a known dtype", __FILE__, __LINE__, "unknown dtype");
 }
 
 }  // namespace

@@ -35,8 +35,8 @@ bool compute_contiguous(const IntList& sizes, const IntList& strides) {
 
 }  // namespace
 
-TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntList sizes,
-                       IntList strides, int64_t offset)
+TensorImpl::TensorImpl(
+    Storage storage, ScalarType dtype, IntList sizes, IntList strides, int64_t offset)
     : storage_(std::move(storage)),
       dtype_(dtype),
       sizes_(std::move(sizes)),
@@ -44,14 +44,18 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntList sizes,
       offset_(offset),
       numel_(numel_of(sizes_)),
       contiguous_(compute_contiguous(sizes_, strides_)) {
-  TANDEM_INTERNAL_ASSERT(sizes_.size() == strides_.size(), "sizes ", sizes_,
-                         " and strides ", strides_, " differ in length");
+  TANDEM_INTERNAL_ASSERT(sizes_.size() == strides_.size(),
+                         "sizes ",
+                         sizes_,
+                         " and strides ",
+                         strides_,
+                         " differ in length");
 }
 
 TensorImpl::~TensorImpl() = default;
 
-void TensorImpl::set_data(Storage storage, ScalarType dtype, IntList sizes,
-                          IntList strides, int64_t offset) {
+void TensorImpl::set_data(
+    Storage storage, ScalarType dtype, IntList sizes, IntList strides, int64_t offset) {
   storage_ = std::move(storage);
   dtype_ = dtype;
   sizes_ = std::move(sizes);

@@ -2,8 +2,8 @@
 // Softmax lives in softmax.cpp and dropout in dropout.cpp.
 #include "tandem/ops/activation.h"
 
-#include "tandem/autograd/node.h"
 #include "ops/op_utils.h"
+#include "tandem/autograd/node.h"
 
 namespace tandem {
 namespace {
@@ -42,8 +42,8 @@ Tensor backward_kernel(BinaryOp kind, const Tensor& g, const Tensor& saved) {
 
 // Records a backward that needs either the input (`save_input`) or the
 // result of the forward.
-void record(const char* node, BinaryOp kind, const Tensor& x, Tensor& out,
-            bool save_input) {
+void record(
+    const char* node, BinaryOp kind, const Tensor& x, Tensor& out, bool save_input) {
   if (!autograd::any_requires_grad({&x})) return;
   SavedVariable saved(save_input ? x : out);
   autograd::record_function(node, {x}, {&out}, [=](const tensor_list& g) {
@@ -74,13 +74,18 @@ Tensor& relu_(Tensor& x) {
 
 Tensor gelu(const Tensor& x, std::string_view approximate) {
   TANDEM_CHECK(approximate == "none" || approximate == "tanh",
-               "gelu: approximate must be 'none' or 'tanh', got '", approximate, "'");
+               "gelu: approximate must be 'none' or 'tanh', got '",
+               approximate,
+               "'");
   bool tanh_form = approximate == "tanh";
   detail::check_defined("gelu", x, "input");
   detail::check_floating("gelu", x, "input");
   Tensor out = activation(tanh_form ? UnaryOp::GeluTanh : UnaryOp::Gelu, x, x.dtype());
-  record("GeluBackward", tanh_form ? BinaryOp::GeluTanhBackward : BinaryOp::GeluBackward,
-         x, out, /*save_input=*/true);
+  record("GeluBackward",
+         tanh_form ? BinaryOp::GeluTanhBackward : BinaryOp::GeluBackward,
+         x,
+         out,
+         /*save_input=*/true);
   return out;
 }
 

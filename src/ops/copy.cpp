@@ -1,31 +1,34 @@
 // Copies: to(device/dtype), contiguous, clone, copy_. All differentiable;
 // a copy to another device sends the gradient back to the source device.
+#include "ops/op_utils.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/autograd/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
-#include "ops/op_utils.h"
 
 namespace tandem {
 namespace {
 
 // A new contiguous tensor on `device` with `dtype` holding `src`'s values.
-Tensor copy_to_new(const Tensor& src, Device device, ScalarType dtype,
+Tensor copy_to_new(const Tensor& src,
+                   Device device,
+                   ScalarType dtype,
                    const char* node_name) {
   Tensor out = detail::make_empty(src.sizes(), dtype, device);
   if (src.device() == device || (src.is_cpu() && device.is_cpu())) {
     // Logical CPU devices share the host's memory: a plain copy.
     detail::kernels_for(out).copy(out, src);
   } else {
-    throw NotImplementedError(detail::str("to: copies from ", src.device(),
-                                          " to ", device,
-                                          " need the CUDA backend"));
+    throw NotImplementedError(detail::str(
+        "to: copies from ", src.device(), " to ", device, " need the CUDA backend"));
   }
   if (src.is_floating_point() && is_floating_point(dtype)) {
     const Device src_device = src.device();
     const ScalarType src_dtype = src.dtype();
     autograd::record_function(
-        node_name, {src}, {&out},
+        node_name,
+        {src},
+        {&out},
         [src_device, src_dtype](const autograd::tensor_list& g) {
           return autograd::tensor_list{g[0].to(src_device, src_dtype)};
         });
@@ -35,7 +38,9 @@ Tensor copy_to_new(const Tensor& src, Device device, ScalarType dtype,
 
 }  // namespace
 
-Tensor Tensor::to(Device device, ScalarType dtype, bool /*non_blocking*/,
+Tensor Tensor::to(Device device,
+                  ScalarType dtype,
+                  bool /*non_blocking*/,
                   bool copy) const {
   if (!copy && device == this->device() && dtype == this->dtype()) return *this;
   return copy_to_new(*this, device, dtype, "ToCopyBackward");
@@ -49,10 +54,11 @@ Tensor Tensor::to(ScalarType dtype, bool non_blocking, bool copy) const {
   return to(device(), dtype, non_blocking, copy);
 }
 
-Tensor Tensor::to(const TensorOptions& options, bool non_blocking,
-                  bool copy) const {
+Tensor Tensor::to(const TensorOptions& options, bool non_blocking, bool copy) const {
   return to(options.has_device() ? options.device() : device(),
-            options.has_dtype() ? options.dtype() : dtype(), non_blocking, copy);
+            options.has_dtype() ? options.dtype() : dtype(),
+            non_blocking,
+            copy);
 }
 
 Tensor Tensor::contiguous() const {
@@ -68,8 +74,10 @@ Tensor& Tensor::copy_(const Tensor& src, bool /*non_blocking*/) {
   detail::check_defined("copy_", src, "src");
   autograd::check_inplace(*this, "copy_");
   TANDEM_CHECK(broadcast_shapes(sizes(), src.sizes(), "copy_") == sizes(),
-               "copy_: cannot copy a tensor of shape ", src.sizes(),
-               " into one of shape ", sizes());
+               "copy_: cannot copy a tensor of shape ",
+               src.sizes(),
+               " into one of shape ",
+               sizes());
   Tensor source = src.device() == device() ? src : src.detach().to(device());
   Tensor expanded = detail::broadcast_to_raw(source, sizes());
   detail::kernels_for(*this).copy(*this, expanded);
@@ -81,10 +89,12 @@ Tensor& Tensor::copy_(const Tensor& src, bool /*non_blocking*/) {
     const ScalarType src_dtype = src.dtype();
     bool src_float = src.is_floating_point();
     auto node = autograd::record_function(
-        "CopyBackwards", {*this, src}, {},
+        "CopyBackwards",
+        {*this, src},
+        {},
         [src_sizes, src_device, src_dtype, src_float](const autograd::tensor_list& g) {
-          Tensor to_src = src_float ? sum_to(g[0], src_sizes).to(src_device, src_dtype)
-                                    : Tensor();
+          Tensor to_src =
+              src_float ? sum_to(g[0], src_sizes).to(src_device, src_dtype) : Tensor();
           return autograd::tensor_list{zeros_like(g[0]), to_src};
         });
     if (node) {

@@ -3,11 +3,11 @@
 
 #include <cmath>
 
+#include "ops/op_utils.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/autograd/node.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/reduction.h"
-#include "ops/op_utils.h"
 
 namespace tandem {
 namespace {
@@ -25,8 +25,11 @@ Tensor reduce_grad(const Tensor& g, const IntList& sizes, ScalarType dtype) {
 }
 
 // Runs a binary kernel: checks devices, promotes dtypes, broadcasts.
-Tensor binary_kernel(const char* op, BinaryOp kind, const Tensor& a,
-                     const Tensor& b, Scalar param = 0,
+Tensor binary_kernel(const char* op,
+                     BinaryOp kind,
+                     const Tensor& a,
+                     const Tensor& b,
+                     Scalar param = 0,
                      bool comparison = false) {
   detail::check_defined(op, a, "self");
   detail::check_defined(op, b, "other");
@@ -37,13 +40,20 @@ Tensor binary_kernel(const char* op, BinaryOp kind, const Tensor& a,
   Tensor ca = a.dtype() == common ? a : a.detach().to(common);
   Tensor cb = b.dtype() == common ? b : b.detach().to(common);
   Tensor out = detail::make_empty(shape, comparison ? kBool : common, a.device());
-  detail::kernels_for(out).binary(kind, out, detail::broadcast_to_raw(ca, shape),
-                                  detail::broadcast_to_raw(cb, shape), param);
+  detail::kernels_for(out).binary(kind,
+                                  out,
+                                  detail::broadcast_to_raw(ca, shape),
+                                  detail::broadcast_to_raw(cb, shape),
+                                  param);
   return out;
 }
 
-Tensor unary_kernel(const char* op, UnaryOp kind, const Tensor& x,
-                    ScalarType out_dtype, Scalar a = 0, Scalar b = 0) {
+Tensor unary_kernel(const char* op,
+                    UnaryOp kind,
+                    const Tensor& x,
+                    ScalarType out_dtype,
+                    Scalar a = 0,
+                    Scalar b = 0) {
   detail::check_defined(op, x, "self");
   Tensor in = x.dtype() == out_dtype ? x : x.detach().to(out_dtype);
   Tensor out = detail::make_empty(x.sizes(), out_dtype, x.device());
@@ -63,10 +73,13 @@ Tensor comparison(const char* op, BinaryOp kind, const Tensor& a, const Tensor& 
 
 Tensor comparison(const char* op, BinaryOp kind, const Tensor& a, Scalar b) {
   detail::check_defined(op, a, "self");
-  // Compare in the tensor's dtype unless that would round the scalar.
-  bool exact = a.is_floating_point() || b == std::floor(b);
-  ScalarType dtype = !exact ? kFloat64 : a.dtype() == kBool ? kInt64 : a.dtype();
-  return comparison(op, kind, a, scalar_tensor(b, TensorOptions(dtype).device(a.device())));
+  // Compare in the tensor's dtype unless that would round or overflow the
+  // scalar.
+  ScalarType dtype = a.dtype() == kBool ? kInt64 : a.dtype();
+  if (b != std::floor(b) || !detail::scalar_fits(b, dtype)) dtype = kFloat64;
+  if (a.is_floating_point()) dtype = a.dtype();
+  return comparison(
+      op, kind, a, scalar_tensor(b, TensorOptions(dtype).device(a.device())));
 }
 
 }  // namespace
@@ -77,8 +90,19 @@ IntList broadcast_shapes(const IntList& a, const IntList& b, const char* op) {
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    TANDEM_CHECK(da == db || da == 1 || db == 1, op, ": shapes ", a, " and ", b,
-                 " cannot be broadcast together (dim ", i, ": ", da, " vs ", db, ")");
+    TANDEM_CHECK(da == db || da == 1 || db == 1,
+                 op,
+                 ": shapes ",
+                 a,
+                 " and ",
+                 b,
+                 " cannot be broadcast together (dim ",
+                 i,
+                 ": ",
+                 da,
+                 " vs ",
+                 db,
+                 ")");
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -103,8 +127,7 @@ Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
                           : binary_kernel("add", BinaryOp::AddScaled, a, b, alpha);
   IntList sa = a.sizes(), sb = b.sizes();
   ScalarType ta = a.dtype(), tb = b.dtype();
-  autograd::record_function("AddBackward", {a, b}, {&out},
-                            [=](const tensor_list& g) {
+  autograd::record_function("AddBackward", {a, b}, {&out}, [=](const tensor_list& g) {
     return tensor_list{reduce_grad(g[0], sa, ta),
                        reduce_grad(alpha == 1 ? g[0] : g[0] * alpha, sb, tb)};
   });
@@ -112,20 +135,19 @@ Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
-  Tensor out = binary_kernel("sub", alpha == 1 ? BinaryOp::Sub : BinaryOp::AddScaled,
-                             a, b, -alpha);
+  Tensor out = binary_kernel(
+      "sub", alpha == 1 ? BinaryOp::Sub : BinaryOp::AddScaled, a, b, -alpha);
   IntList sa = a.sizes(), sb = b.sizes();
   ScalarType ta = a.dtype(), tb = b.dtype();
-  autograd::record_function("SubBackward", {a, b}, {&out},
-                            [=](const tensor_list& g) {
+  autograd::record_function("SubBackward", {a, b}, {&out}, [=](const tensor_list& g) {
     return tensor_list{reduce_grad(g[0], sa, ta), reduce_grad(g[0] * -alpha, sb, tb)};
   });
   return out;
 }
 
 Tensor add(const Tensor& a, Scalar b, Scalar alpha) {
-  Tensor out = unary_kernel("add", UnaryOp::AddScalar, a,
-                            detail::scalar_result_type(a, b * alpha), b * alpha);
+  Tensor out = unary_kernel(
+      "add", UnaryOp::AddScalar, a, detail::scalar_result_type(a, b * alpha), b * alpha);
   ScalarType ta = a.dtype();
   autograd::record_function("AddBackward", {a}, {&out}, [ta](const tensor_list& g) {
     return tensor_list{g[0].dtype() == ta ? g[0] : g[0].to(ta)};
@@ -142,10 +164,11 @@ Tensor mul(const Tensor& a, const Tensor& b) {
     ScalarType ta = a.dtype(), tb = b.dtype();
     bool need_a = a.requires_grad(), need_b = b.requires_grad();
     SavedVariable va(need_b ? a : Tensor()), vb(need_a ? b : Tensor());
-    autograd::record_function("MulBackward", {a, b}, {&out},
-                              [=](const tensor_list& g) {
-      Tensor ga = need_a ? reduce_grad(g[0] * vb.unpack("MulBackward"), sa, ta) : Tensor();
-      Tensor gb = need_b ? reduce_grad(g[0] * va.unpack("MulBackward"), sb, tb) : Tensor();
+    autograd::record_function("MulBackward", {a, b}, {&out}, [=](const tensor_list& g) {
+      Tensor ga =
+          need_a ? reduce_grad(g[0] * vb.unpack("MulBackward"), sa, ta) : Tensor();
+      Tensor gb =
+          need_b ? reduce_grad(g[0] * va.unpack("MulBackward"), sb, tb) : Tensor();
       return tensor_list{ga, gb};
     });
   }
@@ -174,12 +197,12 @@ Tensor div(const Tensor& a, const Tensor& b) {
     ScalarType ta = a.dtype(), tb = b.dtype();
     bool need_b = b.requires_grad();
     SavedVariable va(need_b ? a : Tensor()), vb(b);
-    autograd::record_function("DivBackward", {a, b}, {&out},
-                              [=](const tensor_list& g) {
+    autograd::record_function("DivBackward", {a, b}, {&out}, [=](const tensor_list& g) {
       Tensor bv = vb.unpack("DivBackward");
       Tensor ga = reduce_grad(g[0] / bv, sa, ta);
-      Tensor gb = need_b ? reduce_grad(-g[0] * va.unpack("DivBackward") / (bv * bv), sb, tb)
-                         : Tensor();
+      Tensor gb = need_b
+                      ? reduce_grad(-g[0] * va.unpack("DivBackward") / (bv * bv), sb, tb)
+                      : Tensor();
       return tensor_list{ga, gb};
     });
   }
@@ -199,17 +222,17 @@ Tensor pow(const Tensor& base, const Tensor& exponent) {
     IntList sa = base.sizes(), sb = exponent.sizes();
     ScalarType ta = base.dtype(), tb = exponent.dtype();
     SavedVariable vb(base), ve(exponent), vo(out);
-    autograd::record_function("PowBackward", {base, exponent}, {&out},
-                              [=](const tensor_list& g) {
-      Tensor b = vb.unpack("PowBackward"), e = ve.unpack("PowBackward");
-      // e * b^(e-1) is 0 * inf at b == 0, e == 0; PyTorch takes it as 0.
-      Tensor db = where(e == 0, zeros_like(g[0]), e * pow(b, e - 1));
-      Tensor ga = reduce_grad(g[0] * db, sa, ta);
-      // d/de b^e = b^e log b, taken as 0 where b == 0 (PyTorch's convention).
-      Tensor lg = where(b == 0, zeros_like(b), log(b));
-      Tensor gb = reduce_grad(g[0] * vo.unpack("PowBackward") * lg, sb, tb);
-      return tensor_list{ga, gb};
-    });
+    autograd::record_function(
+        "PowBackward", {base, exponent}, {&out}, [=](const tensor_list& g) {
+          Tensor b = vb.unpack("PowBackward"), e = ve.unpack("PowBackward");
+          // e * b^(e-1) is 0 * inf at b == 0, e == 0; PyTorch takes it as 0.
+          Tensor db = where(e == 0, zeros_like(g[0]), e * pow(b, e - 1));
+          Tensor ga = reduce_grad(g[0] * db, sa, ta);
+          // d/de b^e = b^e log b, taken as 0 where b == 0 (PyTorch's convention).
+          Tensor lg = where(b == 0, zeros_like(b), log(b));
+          Tensor gb = reduce_grad(g[0] * vo.unpack("PowBackward") * lg, sb, tb);
+          return tensor_list{ga, gb};
+        });
   }
   return out;
 }
@@ -231,13 +254,14 @@ Tensor pow(const Tensor& base, Scalar exponent) {
 Tensor pow(Scalar base, const Tensor& exponent) {
   detail::check_defined("pow", exponent, "exponent");
   // Like `exponent op base`: integers stay integers for a whole base.
-  return pow(full_like(exponent, base, detail::scalar_result_type(exponent, base)), exponent);
+  return pow(full_like(exponent, base, detail::scalar_result_type(exponent, base)),
+             exponent);
 }
 
 namespace {
 
-Tensor extremum(const char* op, const char* node, BinaryOp kind, const Tensor& a,
-                const Tensor& b) {
+Tensor extremum(
+    const char* op, const char* node, BinaryOp kind, const Tensor& a, const Tensor& b) {
   Tensor out = binary_kernel(op, kind, a, b);
   if (autograd::any_requires_grad({&a, &b})) {
     IntList sa = a.sizes(), sb = b.sizes();
@@ -311,7 +335,8 @@ Tensor sqrt(const Tensor& x) {
 Tensor rsqrt(const Tensor& x) { return reciprocal(sqrt(x)); }
 
 Tensor abs(const Tensor& x) {
-  Tensor out = unary_kernel("abs", UnaryOp::Abs, x, x.dtype() == kBool ? kUInt8 : x.dtype());
+  Tensor out =
+      unary_kernel("abs", UnaryOp::Abs, x, x.dtype() == kBool ? kUInt8 : x.dtype());
   SavedVariable vx(autograd::any_requires_grad({&x}) ? x : Tensor());
   autograd::record_function("AbsBackward", {x}, {&out}, [vx](const tensor_list& g) {
     return tensor_list{g[0] * sign(vx.unpack("AbsBackward"))};
@@ -320,7 +345,8 @@ Tensor abs(const Tensor& x) {
 }
 
 Tensor sign(const Tensor& x) {
-  Tensor out = unary_kernel("sign", UnaryOp::Sign, x, x.dtype() == kBool ? kUInt8 : x.dtype());
+  Tensor out =
+      unary_kernel("sign", UnaryOp::Sign, x, x.dtype() == kBool ? kUInt8 : x.dtype());
   autograd::record_function("SignBackward", {x}, {&out}, [](const tensor_list& g) {
     return tensor_list{zeros_like(g[0])};
   });
@@ -332,10 +358,11 @@ Tensor square(const Tensor& x) { return pow(x, 2); }
 Tensor reciprocal(const Tensor& x) {
   Tensor out = floating_unary("reciprocal", UnaryOp::Reciprocal, x);
   SavedVariable vo(autograd::any_requires_grad({&x}) ? out : Tensor());
-  autograd::record_function("ReciprocalBackward", {x}, {&out}, [vo](const tensor_list& g) {
-    Tensor o = vo.unpack("ReciprocalBackward");
-    return tensor_list{-g[0] * o * o};
-  });
+  autograd::record_function(
+      "ReciprocalBackward", {x}, {&out}, [vo](const tensor_list& g) {
+        Tensor o = vo.unpack("ReciprocalBackward");
+        return tensor_list{-g[0] * o * o};
+      });
   return out;
 }
 
@@ -343,8 +370,8 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   TANDEM_CHECK(min || max, "clamp: at least one of min and max must be given");
   detail::check_defined("clamp", x, "self");
   const double lo = min.value_or(-INFINITY), hi = max.value_or(INFINITY);
-  Tensor out = unary_kernel("clamp", UnaryOp::Clamp, x,
-                            detail::clamp_result_type(x, min, max), lo, hi);
+  Tensor out = unary_kernel(
+      "clamp", UnaryOp::Clamp, x, detail::clamp_result_type(x, min, max), lo, hi);
   SavedVariable vx(autograd::any_requires_grad({&x}) ? x : Tensor());
   autograd::record_function("ClampBackward", {x}, {&out}, [=](const tensor_list& g) {
     Tensor v = vx.unpack("ClampBackward");
@@ -362,17 +389,29 @@ Tensor clamp_max(const Tensor& x, Scalar max) { return clamp(x, std::nullopt, ma
 
 // ---- comparisons ----
 
-Tensor eq(const Tensor& a, const Tensor& b) { return comparison("eq", BinaryOp::Eq, a, b); }
+Tensor eq(const Tensor& a, const Tensor& b) {
+  return comparison("eq", BinaryOp::Eq, a, b);
+}
 Tensor eq(const Tensor& a, Scalar b) { return comparison("eq", BinaryOp::Eq, a, b); }
-Tensor ne(const Tensor& a, const Tensor& b) { return comparison("ne", BinaryOp::Ne, a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) {
+  return comparison("ne", BinaryOp::Ne, a, b);
+}
 Tensor ne(const Tensor& a, Scalar b) { return comparison("ne", BinaryOp::Ne, a, b); }
-Tensor lt(const Tensor& a, const Tensor& b) { return comparison("lt", BinaryOp::Lt, a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) {
+  return comparison("lt", BinaryOp::Lt, a, b);
+}
 Tensor lt(const Tensor& a, Scalar b) { return comparison("lt", BinaryOp::Lt, a, b); }
-Tensor le(const Tensor& a, const Tensor& b) { return comparison("le", BinaryOp::Le, a, b); }
+Tensor le(const Tensor& a, const Tensor& b) {
+  return comparison("le", BinaryOp::Le, a, b);
+}
 Tensor le(const Tensor& a, Scalar b) { return comparison("le", BinaryOp::Le, a, b); }
-Tensor gt(const Tensor& a, const Tensor& b) { return comparison("gt", BinaryOp::Gt, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) {
+  return comparison("gt", BinaryOp::Gt, a, b);
+}
 Tensor gt(const Tensor& a, Scalar b) { return comparison("gt", BinaryOp::Gt, a, b); }
-Tensor ge(const Tensor& a, const Tensor& b) { return comparison("ge", BinaryOp::Ge, a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) {
+  return comparison("ge", BinaryOp::Ge, a, b);
+}
 Tensor ge(const Tensor& a, Scalar b) { return comparison("ge", BinaryOp::Ge, a, b); }
 
 bool equal(const Tensor& a, const Tensor& b) {
@@ -396,16 +435,18 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
   detail::check_defined("where", condition, "condition");
   detail::check_defined("where", a, "self");
   detail::check_defined("where", b, "other");
-  TANDEM_CHECK(condition.dtype() == kBool, "where: expected a bool condition, got ",
+  TANDEM_CHECK(condition.dtype() == kBool,
+               "where: expected a bool condition, got ",
                condition.dtype());
   detail::check_same_device("where", {&condition, &a, &b});
-  IntList shape = broadcast_shapes(broadcast_shapes(condition.sizes(), a.sizes(), "where"),
-                                   b.sizes(), "where");
+  IntList shape = broadcast_shapes(
+      broadcast_shapes(condition.sizes(), a.sizes(), "where"), b.sizes(), "where");
   ScalarType common = detail::result_type(a, b);
   Tensor ca = a.dtype() == common ? a : a.detach().to(common);
   Tensor cb = b.dtype() == common ? b : b.detach().to(common);
   Tensor out = detail::make_empty(shape, common, a.device());
-  detail::kernels_for(out).where(out, detail::broadcast_to_raw(condition, shape),
+  detail::kernels_for(out).where(out,
+                                 detail::broadcast_to_raw(condition, shape),
                                  detail::broadcast_to_raw(ca, shape),
                                  detail::broadcast_to_raw(cb, shape));
   if (autograd::any_requires_grad({&a, &b})) {

@@ -13,6 +13,7 @@ Tensor finish(Tensor t, const TensorOptions& options) {
 }
 
 Tensor filled(const IntList& sizes, Scalar value, const TensorOptions& options) {
+  detail::check_scalar_fits("full", value, options.dtype());
   Tensor t = detail::make_empty(sizes, options.dtype(), options.device());
   detail::kernels_for(t).fill(t, value);
   return finish(t, options);
@@ -28,8 +29,7 @@ TensorOptions like(const Tensor& t, const TensorOptions& options) {
 }  // namespace
 
 Tensor empty(const IntList& sizes, const TensorOptions& options) {
-  return finish(detail::make_empty(sizes, options.dtype(), options.device()),
-                options);
+  return finish(detail::make_empty(sizes, options.dtype(), options.device()), options);
 }
 
 Tensor zeros(const IntList& sizes, const TensorOptions& options) {
@@ -71,15 +71,22 @@ Tensor arange(Scalar start, Scalar end, const TensorOptions& options) {
 Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& options) {
   TANDEM_CHECK(step != 0, "arange: step must be nonzero");
   TANDEM_CHECK(std::isfinite(start) && std::isfinite(end),
-               "arange: start and end must be finite, got ", start, " and ", end);
-  TANDEM_CHECK((end - start) / step >= 0, "arange: the range [", start, ", ",
-               end, ") cannot be walked with step ", step);
+               "arange: start and end must be finite, got ",
+               start,
+               " and ",
+               end);
+  TANDEM_CHECK((end - start) / step >= 0,
+               "arange: the range [",
+               start,
+               ", ",
+               end,
+               ") cannot be walked with step ",
+               step);
   auto n = static_cast<int64_t>(std::ceil((end - start) / step));
-  bool whole = start == std::floor(start) && end == std::floor(end) &&
-               step == std::floor(step);
-  TensorOptions o = options.has_dtype()
-                        ? options
-                        : options.dtype(whole ? kInt64 : kFloat32);
+  bool whole =
+      start == std::floor(start) && end == std::floor(end) && step == std::floor(step);
+  TensorOptions o =
+      options.has_dtype() ? options : options.dtype(whole ? kInt64 : kFloat32);
   // Computed on the host in double (exact for every int64 a user writes
   // here), then converted, so float32 ranges match PyTorch's values.
   Tensor host = detail::make_empty({n}, kFloat64, Device(kCPU));
@@ -114,15 +121,20 @@ Tensor randint(int64_t high, const IntList& sizes, const TensorOptions& options)
   return randint(0, high, sizes, default_generator(), options);
 }
 
-Tensor randint(int64_t low, int64_t high, const IntList& sizes,
+Tensor randint(int64_t low,
+               int64_t high,
+               const IntList& sizes,
                const TensorOptions& options) {
   return randint(low, high, sizes, default_generator(), options);
 }
 
-Tensor randint(int64_t low, int64_t high, const IntList& sizes, Generator& gen,
+Tensor randint(int64_t low,
+               int64_t high,
+               const IntList& sizes,
+               Generator& gen,
                const TensorOptions& options) {
-  TANDEM_CHECK(low < high, "randint: expected low < high, got low=", low,
-               " and high=", high);
+  TANDEM_CHECK(
+      low < high, "randint: expected low < high, got low=", low, " and high=", high);
   Tensor t = detail::make_empty(sizes, options.dtype(), options.device());
   detail::kernels_for(t).randint(t, low, high, gen);
   return finish(t, options);
@@ -135,8 +147,8 @@ template <typename T>
 Tensor tensor(const std::vector<T>& values, const TensorOptions& options) {
   using Stored = std::conditional_t<std::is_same_v<T, int>, int64_t, T>;
   constexpr ScalarType natural = dtype_of_v<Stored>;
-  Tensor host = detail::make_empty({static_cast<int64_t>(values.size())},
-                                   natural, Device(kCPU));
+  Tensor host =
+      detail::make_empty({static_cast<int64_t>(values.size())}, natural, Device(kCPU));
   auto* p = host.data_ptr<Stored>();
   for (size_t i = 0; i < values.size(); ++i) p[i] = static_cast<Stored>(values[i]);
   TensorOptions o = options.has_dtype() ? options : options.dtype(natural);
@@ -158,10 +170,16 @@ Tensor from_blob(void* data, const IntList& sizes, const TensorOptions& options)
   return from_blob(data, sizes, contiguous_strides(sizes), options);
 }
 
-Tensor from_blob(void* data, const IntList& sizes, const IntList& strides,
+Tensor from_blob(void* data,
+                 const IntList& sizes,
+                 const IntList& strides,
                  const TensorOptions& options) {
-  TANDEM_CHECK(sizes.size() == strides.size(), "from_blob: sizes ", sizes,
-               " and strides ", strides, " differ in length");
+  TANDEM_CHECK(sizes.size() == strides.size(),
+               "from_blob: sizes ",
+               sizes,
+               " and strides ",
+               strides,
+               " differ in length");
   int64_t extent = 1;
   for (size_t d = 0; d < sizes.size(); ++d) {
     TANDEM_CHECK(sizes[d] >= 0 && strides[d] >= 0,
@@ -176,15 +194,19 @@ Tensor from_blob(void* data, const IntList& sizes, const IntList& strides,
                 options);
 }
 
-Tensor from_blob(void* data, const IntList& sizes,
-                 std::function<void(void*)> deleter, const TensorOptions& options) {
-  Storage storage = make_storage_from_blob(
-      data, numel_of(sizes) * element_size(options.dtype()), options.device(),
-      std::move(deleter));
-  return finish(Tensor(std::make_shared<TensorImpl>(std::move(storage),
-                                                    options.dtype(), sizes,
-                                                    contiguous_strides(sizes), 0)),
-                options);
+Tensor from_blob(void* data,
+                 const IntList& sizes,
+                 std::function<void(void*)> deleter,
+                 const TensorOptions& options) {
+  Storage storage =
+      make_storage_from_blob(data,
+                             numel_of(sizes) * element_size(options.dtype()),
+                             options.device(),
+                             std::move(deleter));
+  return finish(
+      Tensor(std::make_shared<TensorImpl>(
+          std::move(storage), options.dtype(), sizes, contiguous_strides(sizes), 0)),
+      options);
 }
 
 }  // namespace tandem

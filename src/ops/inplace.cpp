@@ -3,10 +3,10 @@
 // out of place from a clone of the tensor (the backward may save it, and
 // the copy_ below overwrites it) and copy_ the result in, which records the
 // history rebase. Either way the version counter is bumped.
+#include "ops/op_utils.h"
 #include "tandem/autograd/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
-#include "ops/op_utils.h"
 
 namespace tandem {
 namespace {
@@ -15,20 +15,32 @@ using backend::BinaryOp;
 using backend::UnaryOp;
 
 void check_result_fits(const char* op, const Tensor& self, ScalarType result) {
-  TANDEM_CHECK(detail::can_cast(result, self.dtype()), op, ": the result type ", result,
-               " cannot be stored in place in a ", self.dtype(), " tensor");
+  TANDEM_CHECK(detail::can_cast(result, self.dtype()),
+               op,
+               ": the result type ",
+               result,
+               " cannot be stored in place in a ",
+               self.dtype(),
+               " tensor");
 }
 
 template <typename OutOfPlace>
-Tensor& inplace_binary(const char* op, Tensor& self, const Tensor& other,
-                       BinaryOp kind, Scalar param, OutOfPlace out_of_place) {
+Tensor& inplace_binary(const char* op,
+                       Tensor& self,
+                       const Tensor& other,
+                       BinaryOp kind,
+                       Scalar param,
+                       OutOfPlace out_of_place) {
   detail::check_defined(op, self, "self");
   detail::check_defined(op, other, "other");
   autograd::check_inplace(self, op);
   detail::check_same_device(op, {&self, &other});
-  TANDEM_CHECK(broadcast_shapes(self.sizes(), other.sizes(), op) == self.sizes(), op,
-               ": the result of shape ", broadcast_shapes(self.sizes(), other.sizes(), op),
-               " does not fit in place in a tensor of shape ", self.sizes());
+  TANDEM_CHECK(broadcast_shapes(self.sizes(), other.sizes(), op) == self.sizes(),
+               op,
+               ": the result of shape ",
+               broadcast_shapes(self.sizes(), other.sizes(), op),
+               " does not fit in place in a tensor of shape ",
+               self.sizes());
   ScalarType result = detail::result_type(self, other);
   detail::check_bool_arithmetic(op, kind, result);
   check_result_fits(op, self, result);
@@ -36,14 +48,18 @@ Tensor& inplace_binary(const char* op, Tensor& self, const Tensor& other,
     return self.copy_(out_of_place(self.clone()));
   }
   Tensor b = other.dtype() == self.dtype() ? other : other.to(self.dtype());
-  detail::kernels_for(self).binary(kind, self, self,
-                                   detail::broadcast_to_raw(b, self.sizes()), param);
+  detail::kernels_for(self).binary(
+      kind, self, self, detail::broadcast_to_raw(b, self.sizes()), param);
   self.bump_version();
   return self;
 }
 
 template <typename OutOfPlace>
-Tensor& inplace_unary(const char* op, Tensor& self, UnaryOp kind, Scalar a, Scalar b,
+Tensor& inplace_unary(const char* op,
+                      Tensor& self,
+                      UnaryOp kind,
+                      Scalar a,
+                      Scalar b,
                       OutOfPlace out_of_place) {
   detail::check_defined(op, self, "self");
   autograd::check_inplace(self, op);
@@ -56,53 +72,72 @@ Tensor& inplace_unary(const char* op, Tensor& self, UnaryOp kind, Scalar a, Scal
 }  // namespace
 
 Tensor& Tensor::add_(const Tensor& other, Scalar alpha) {
-  return inplace_binary("add_", *this, other,
-                        alpha == 1 ? BinaryOp::Add : BinaryOp::AddScaled, alpha,
+  return inplace_binary("add_",
+                        *this,
+                        other,
+                        alpha == 1 ? BinaryOp::Add : BinaryOp::AddScaled,
+                        alpha,
                         [&](const Tensor& s) { return tandem::add(s, other, alpha); });
 }
 
 Tensor& Tensor::sub_(const Tensor& other, Scalar alpha) {
-  return inplace_binary("sub_", *this, other,
-                        alpha == 1 ? BinaryOp::Sub : BinaryOp::AddScaled, -alpha,
+  return inplace_binary("sub_",
+                        *this,
+                        other,
+                        alpha == 1 ? BinaryOp::Sub : BinaryOp::AddScaled,
+                        -alpha,
                         [&](const Tensor& s) { return tandem::sub(s, other, alpha); });
 }
 
 Tensor& Tensor::mul_(const Tensor& other) {
-  return inplace_binary("mul_", *this, other, BinaryOp::Mul, 0,
-                        [&](const Tensor& s) { return tandem::mul(s, other); });
+  return inplace_binary("mul_", *this, other, BinaryOp::Mul, 0, [&](const Tensor& s) {
+    return tandem::mul(s, other);
+  });
 }
 
 Tensor& Tensor::div_(const Tensor& other) {
-  TANDEM_CHECK(!defined() || is_floating_point(), "div_: true division cannot be ",
-               "stored in place in a ", dtype(), " tensor");
-  return inplace_binary("div_", *this, other, BinaryOp::Div, 0,
-                        [&](const Tensor& s) { return tandem::div(s, other); });
+  TANDEM_CHECK(!defined() || is_floating_point(),
+               "div_: true division cannot be ",
+               "stored in place in a ",
+               dtype(),
+               " tensor");
+  return inplace_binary("div_", *this, other, BinaryOp::Div, 0, [&](const Tensor& s) {
+    return tandem::div(s, other);
+  });
 }
 
 Tensor& Tensor::add_(Scalar other) {
   check_result_fits("add_", *this, detail::scalar_result_type(*this, other));
-  return inplace_unary("add_", *this, UnaryOp::AddScalar, other, 0,
-                       [&](const Tensor& s) { return tandem::add(s, other); });
+  return inplace_unary("add_", *this, UnaryOp::AddScalar, other, 0, [&](const Tensor& s) {
+    return tandem::add(s, other);
+  });
 }
 
 Tensor& Tensor::sub_(Scalar other) { return add_(-other); }
 
 Tensor& Tensor::mul_(Scalar other) {
   check_result_fits("mul_", *this, detail::scalar_result_type(*this, other));
-  return inplace_unary("mul_", *this, UnaryOp::MulScalar, other, 0,
-                       [&](const Tensor& s) { return tandem::mul(s, other); });
+  return inplace_unary("mul_", *this, UnaryOp::MulScalar, other, 0, [&](const Tensor& s) {
+    return tandem::mul(s, other);
+  });
 }
 
 Tensor& Tensor::div_(Scalar other) {
-  TANDEM_CHECK(is_floating_point(), "div_: true division cannot be stored in ",
-               "place in a ", dtype(), " tensor");
+  TANDEM_CHECK(is_floating_point(),
+               "div_: true division cannot be stored in ",
+               "place in a ",
+               dtype(),
+               " tensor");
   return div_(scalar_tensor(other, options()));  // true division, as div()
 }
 
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
   TANDEM_CHECK(min || max, "clamp_: at least one of min and max must be given");
   check_result_fits("clamp_", *this, detail::clamp_result_type(*this, min, max));
-  return inplace_unary("clamp_", *this, UnaryOp::Clamp, min.value_or(-INFINITY),
+  return inplace_unary("clamp_",
+                       *this,
+                       UnaryOp::Clamp,
+                       min.value_or(-INFINITY),
                        max.value_or(INFINITY),
                        [&](const Tensor& s) { return tandem::clamp(s, min, max); });
 }
@@ -110,6 +145,7 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
 Tensor& Tensor::zero_() { return fill_(0); }
 
 Tensor& Tensor::fill_(Scalar value) {
+  detail::check_scalar_fits("fill_", value, dtype());
   autograd::check_inplace(*this, "fill_");
   if (autograd::any_requires_grad({this})) {
     return copy_(full(sizes(), value, options()));
@@ -122,8 +158,8 @@ Tensor& Tensor::fill_(Scalar value) {
 Tensor& Tensor::uniform_(double from, double to) {
   autograd::check_inplace(*this, "uniform_");
   detail::check_floating("uniform_", *this, "self");
-  TANDEM_CHECK(from <= to, "uniform_: expected from <= to, got from=", from,
-               " and to=", to);
+  TANDEM_CHECK(
+      from <= to, "uniform_: expected from <= to, got from=", from, " and to=", to);
   detail::kernels_for(*this).uniform(*this, from, to, default_generator());
   bump_version();
   return *this;

@@ -5,11 +5,11 @@
 
 #include <algorithm>
 
+#include "ops/op_utils.h"
 #include "tandem/autograd/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/reduction.h"
 #include "tandem/ops/shape.h"
-#include "ops/op_utils.h"
 
 namespace tandem {
 namespace {
@@ -18,22 +18,42 @@ using autograd::SavedVariable;
 using autograd::tensor_list;
 
 // Defined, one device, one floating dtype: what every product needs.
-void check_operands(const char* op, const Tensor& a, const char* name_a,
-                    const Tensor& b, const char* name_b) {
+void check_operands(const char* op,
+                    const Tensor& a,
+                    const char* name_a,
+                    const Tensor& b,
+                    const char* name_b) {
   detail::check_defined(op, a, name_a);
   detail::check_defined(op, b, name_b);
   detail::check_same_device(op, {&a, &b});
-  TANDEM_CHECK(a.is_floating_point() && b.is_floating_point(), op,
-               ": expected float32 or float64 tensors, got ", a.dtype(), " and ",
-               b.dtype(), " (integer matrix products are not supported)");
-  TANDEM_CHECK(a.dtype() == b.dtype(), op, ": expected tensors of one dtype, got ",
-               a.dtype(), " and ", b.dtype());
+  TANDEM_CHECK(a.is_floating_point() && b.is_floating_point(),
+               op,
+               ": expected float32 or float64 tensors, got ",
+               a.dtype(),
+               " and ",
+               b.dtype(),
+               " (integer matrix products are not supported)");
+  TANDEM_CHECK(a.dtype() == b.dtype(),
+               op,
+               ": expected tensors of one dtype, got ",
+               a.dtype(),
+               " and ",
+               b.dtype());
 }
 
-void check_inner(const char* op, const Tensor& a, const Tensor& b, int64_t ka,
-                 int64_t kb) {
-  TANDEM_CHECK(ka == kb, op, ": shapes ", a.sizes(), " and ", b.sizes(),
-               " cannot be multiplied (", ka, " != ", kb, ")");
+void check_inner(
+    const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
+  TANDEM_CHECK(ka == kb,
+               op,
+               ": shapes ",
+               a.sizes(),
+               " and ",
+               b.sizes(),
+               " cannot be multiplied (",
+               ka,
+               " != ",
+               kb,
+               ")");
 }
 
 // Whether BLAS reads the matrix in `t`'s last two dims as it is: row-major
@@ -42,10 +62,10 @@ void check_inner(const char* op, const Tensor& a, const Tensor& b, int64_t ka,
 bool blas_compatible(const Tensor& t) {
   const int64_t rows = t.size(-2), cols = t.size(-1);
   const int64_t s0 = t.stride(-2), s1 = t.stride(-1);
-  const bool row_major = (s1 == 1 || cols == 1) &&
-                         (rows == 1 || s0 >= std::max<int64_t>(cols, 1));
-  const bool col_major = (s0 == 1 || rows == 1) &&
-                         (cols == 1 || s1 >= std::max<int64_t>(rows, 1));
+  const bool row_major =
+      (s1 == 1 || cols == 1) && (rows == 1 || s0 >= std::max<int64_t>(cols, 1));
+  const bool col_major =
+      (s0 == 1 || rows == 1) && (cols == 1 || s1 >= std::max<int64_t>(rows, 1));
   return row_major || col_major;
 }
 
@@ -65,8 +85,8 @@ using Product = Tensor (*)(const Tensor&, const Tensor&);
 
 // The backward of out = a @ b for mm and bmm: ga = g @ b^T, gb = a^T @ g,
 // each only when its input needs it.
-void record_product(const char* node, const Tensor& a, const Tensor& b,
-                    Tensor& out, Product product) {
+void record_product(
+    const char* node, const Tensor& a, const Tensor& b, Tensor& out, Product product) {
   if (!autograd::any_requires_grad({&a, &b})) return;
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
   SavedVariable va(need_b ? a : Tensor()), vb(need_a ? b : Tensor());
@@ -87,8 +107,8 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   const IntList batch_b(b3.sizes().begin(), b3.sizes().end() - 2);
   IntList batch = batch_a;
   if (batch_a != batch_b) {
-    const std::string op = detail::str("matmul: batch dimensions of ", a.sizes(),
-                                       " and ", b.sizes());
+    const std::string op =
+        detail::str("matmul: batch dimensions of ", a.sizes(), " and ", b.sizes());
     batch = broadcast_shapes(batch_a, batch_b, op.c_str());
   }
   const int64_t count = product_of(batch.begin(), batch.end());
@@ -108,8 +128,11 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   check_operands("mm", a, "self", b, "mat2");
-  TANDEM_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D tensors, got shapes ",
-               a.sizes(), " and ", b.sizes());
+  TANDEM_CHECK(a.dim() == 2 && b.dim() == 2,
+               "mm: expected 2-D tensors, got shapes ",
+               a.sizes(),
+               " and ",
+               b.sizes());
   check_inner("mm", a, b, a.size(1), b.size(0));
   Tensor out = detail::make_empty({a.size(0), b.size(1)}, a.dtype(), a.device());
   detail::kernels_for(out).gemm(out, blas_operand(a), blas_operand(b), 1, 0);
@@ -119,13 +142,24 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
   check_operands("bmm", a, "self", b, "mat2");
-  TANDEM_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, got shapes ",
-               a.sizes(), " and ", b.sizes());
-  TANDEM_CHECK(a.size(0) == b.size(0), "bmm: shapes ", a.sizes(), " and ", b.sizes(),
-               " have different batch sizes (", a.size(0), " != ", b.size(0), ")");
+  TANDEM_CHECK(a.dim() == 3 && b.dim() == 3,
+               "bmm: expected 3-D tensors, got shapes ",
+               a.sizes(),
+               " and ",
+               b.sizes());
+  TANDEM_CHECK(a.size(0) == b.size(0),
+               "bmm: shapes ",
+               a.sizes(),
+               " and ",
+               b.sizes(),
+               " have different batch sizes (",
+               a.size(0),
+               " != ",
+               b.size(0),
+               ")");
   check_inner("bmm", a, b, a.size(2), b.size(1));
-  Tensor out = detail::make_empty({a.size(0), a.size(1), b.size(2)}, a.dtype(),
-                                  a.device());
+  Tensor out =
+      detail::make_empty({a.size(0), a.size(1), b.size(2)}, a.dtype(), a.device());
   detail::kernels_for(out).bmm(out, blas_operand(a), blas_operand(b));
   record_product("BmmBackward", a, b, out, &bmm);
   return out;
@@ -135,7 +169,9 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   check_operands("matmul", a, "self", b, "other");
   TANDEM_CHECK(a.dim() >= 1 && b.dim() >= 1,
                "matmul: expected tensors with at least 1 dimension, got shapes ",
-               a.sizes(), " and ", b.sizes());
+               a.sizes(),
+               " and ",
+               b.sizes());
   check_inner("matmul", a, b, a.size(-1), b.size(b.dim() == 1 ? 0 : -2));
   if (a.dim() <= 2 && b.dim() <= 2) {
     // dot, vector-matrix, matrix-vector and mm, all as mm.
@@ -160,18 +196,31 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   TANDEM_CHECK(weight.dim() == 2,
                "linear: expected weight of shape [out_features, in_features], got ",
                weight.sizes());
-  TANDEM_CHECK(input.dim() >= 1, "linear: expected input with at least 1 dimension, ",
-               "got shape ", input.sizes());
+  TANDEM_CHECK(input.dim() >= 1,
+               "linear: expected input with at least 1 dimension, ",
+               "got shape ",
+               input.sizes());
   const int64_t out_features = weight.size(0), in_features = weight.size(1);
-  TANDEM_CHECK(input.size(-1) == in_features, "linear: input has ", input.size(-1),
-               " features (shape ", input.sizes(), ") but weight expects ",
+  TANDEM_CHECK(input.size(-1) == in_features,
+               "linear: input has ",
+               input.size(-1),
+               " features (shape ",
+               input.sizes(),
+               ") but weight expects ",
                in_features);
   if (bias.defined()) {
-    TANDEM_CHECK(bias.dtype() == weight.dtype(), "linear: bias has dtype ",
-                 bias.dtype(), " but weight has ", weight.dtype());
+    TANDEM_CHECK(bias.dtype() == weight.dtype(),
+                 "linear: bias has dtype ",
+                 bias.dtype(),
+                 " but weight has ",
+                 weight.dtype());
     TANDEM_CHECK(bias.dim() == 1 && bias.size(0) == out_features,
-                 "linear: expected bias of shape [", out_features, "] (weight has ",
-                 out_features, " output features), got ", bias.sizes());
+                 "linear: expected bias of shape [",
+                 out_features,
+                 "] (weight has ",
+                 out_features,
+                 " output features), got ",
+                 bias.sizes());
   }
   const IntList input_sizes = input.sizes();
   const int64_t rows = product_of(input_sizes.begin(), input_sizes.end() - 1);
@@ -185,8 +234,11 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   if (bias.defined()) {
     kernels.copy(out2d, detail::broadcast_to_raw(bias, {rows, out_features}));
   }
-  kernels.gemm(out2d, blas_operand(input.detach().reshape({rows, in_features})),
-               blas_operand(weight.detach().t()), 1, bias.defined() ? 1 : 0);
+  kernels.gemm(out2d,
+               blas_operand(input.detach().reshape({rows, in_features})),
+               blas_operand(weight.detach().t()),
+               1,
+               bias.defined() ? 1 : 0);
 
   if (!autograd::any_requires_grad({&input, &weight, &bias})) return out;
   const bool need_input = input.requires_grad(), need_weight = weight.requires_grad();

@@ -1,9 +1,9 @@
 // Loss functions: mse_loss, nll_loss and cross_entropy, forward and backward.
 //
-// nll_loss runs as direct loops (the nll_loss kernels in backend/dispatch.h) with an exact
-// hand-written backward; cross_entropy is log_softmax followed by the same
-// kernel, which also adds PyTorch's label smoothing. weight is a constant:
-// no gradient flows to it (PyTorch does not implement one either).
+// nll_loss runs as direct loops (the nll_loss kernels in backend/dispatch.h) with an
+// exact hand-written backward; cross_entropy is log_softmax followed by the same kernel,
+// which also adds PyTorch's label smoothing. weight is a constant: no gradient flows to
+// it (PyTorch does not implement one either).
 #include "tandem/ops/loss.h"
 
 #include "ops/op_utils.h"
@@ -71,7 +71,8 @@ void check_nll_args(const char* op,
                weight.dtype());
 }
 
-// nll_loss of checked arguments, with label smoothing (see the nll_loss kernels in backend/dispatch.h).
+// nll_loss of checked arguments, with label smoothing (see the nll_loss kernels in
+// backend/dispatch.h).
 Tensor nll_loss_checked(const Tensor& log_probs,
                         const Tensor& target,
                         const Tensor& weight,
@@ -112,13 +113,14 @@ Tensor nll_loss_checked(const Tensor& log_probs,
   autograd::record_function(
       "NllLossBackward", {log_probs}, {&out}, [=](const tensor_list& g) {
         Tensor grad_in = detail::make_empty(sizes, scalar_type, device);
-        detail::kernels_for(grad_in).nll_loss_backward(as_matrix(grad_in),
-                                        g[0].contiguous(),
-                                        as_column(saved_target.unpack("NllLossBackward")),
-                                        saved_weight.unpack("NllLossBackward"),
-                                        smoothing,
-                                        scale,
-                                        ignore_index);
+        detail::kernels_for(grad_in).nll_loss_backward(
+            as_matrix(grad_in),
+            g[0].contiguous(),
+            as_column(saved_target.unpack("NllLossBackward")),
+            saved_weight.unpack("NllLossBackward"),
+            smoothing,
+            scale,
+            ignore_index);
         return tensor_list{grad_in};
       });
   return out;

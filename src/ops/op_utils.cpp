@@ -17,9 +17,12 @@ void check_same_device(const char* op, std::initializer_list<const Tensor*> ts) 
       first = t;
       continue;
     }
-    TANDEM_CHECK(t->device() == first->device(), op,
+    TANDEM_CHECK(t->device() == first->device(),
+                 op,
                  ": expected all tensors on the same device, got ",
-                 first->device(), " and ", t->device(),
+                 first->device(),
+                 " and ",
+                 t->device(),
                  " (move one with .to(device))");
   }
 }
@@ -31,9 +34,15 @@ void check_same_device(const char* op, const std::vector<Tensor>& ts) {
 }
 
 void check_floating(const char* op, const Tensor& t, const char* name) {
-  TANDEM_CHECK(t.is_floating_point(), op, ": expected '", name,
-               "' to be float32 or float64, got ", t.dtype(), " (shape ",
-               t.sizes(), ")");
+  TANDEM_CHECK(t.is_floating_point(),
+               op,
+               ": expected '",
+               name,
+               "' to be float32 or float64, got ",
+               t.dtype(),
+               " (shape ",
+               t.sizes(),
+               ")");
 }
 
 ScalarType result_type(const Tensor& a, const Tensor& b) {
@@ -53,13 +62,32 @@ ScalarType scalar_result_type(const Tensor& t, Scalar s) {
   return t.dtype();
 }
 
-ScalarType clamp_result_type(const Tensor& t, std::optional<Scalar> min,
+ScalarType clamp_result_type(const Tensor& t,
+                             std::optional<Scalar> min,
                              std::optional<Scalar> max) {
   ScalarType dtype = t.dtype();
   for (std::optional<Scalar> bound : {min, max}) {
     if (bound) dtype = promote_types(dtype, scalar_result_type(t, *bound));
   }
   return dtype;
+}
+
+bool scalar_fits(Scalar value, ScalarType dtype) {
+  if (!is_integral(dtype, /*include_bool=*/false)) return true;
+  // Exclusive bounds: 2^63 is exactly representable as a double but not as
+  // an int64.
+  const double bound = dtype == kUInt8 ? 256.0 : 9223372036854775808.0;
+  return std::isfinite(value) && value < bound && value > -bound;
+}
+
+void check_scalar_fits(const char* op, Scalar value, ScalarType dtype) {
+  TANDEM_CHECK(scalar_fits(value, dtype),
+               op,
+               ": value ",
+               value,
+               " cannot be converted to ",
+               dtype,
+               " without overflow");
 }
 
 bool can_cast(ScalarType from, ScalarType to) {
@@ -71,7 +99,8 @@ void check_bool_arithmetic(const char* op, backend::BinaryOp kind, ScalarType re
   using backend::BinaryOp;
   TANDEM_CHECK(result != kBool || kind == BinaryOp::Add || kind == BinaryOp::Mul ||
                    kind == BinaryOp::Maximum || kind == BinaryOp::Minimum,
-               op, ": not supported for bool tensors; convert them first, for ",
+               op,
+               ": not supported for bool tensors; convert them first, for ",
                "example with .to(kUInt8)");
 }
 
@@ -81,14 +110,16 @@ Tensor make_empty(const IntList& sizes, ScalarType dtype, Device device) {
   }
   int64_t n = numel_of(sizes);
   Storage storage = make_storage(n * element_size(dtype), device);
-  return Tensor(std::make_shared<TensorImpl>(std::move(storage), dtype, sizes,
-                                             contiguous_strides(sizes), 0));
+  return Tensor(std::make_shared<TensorImpl>(
+      std::move(storage), dtype, sizes, contiguous_strides(sizes), 0));
 }
 
 Tensor raw_view(const Tensor& t, IntList sizes, IntList strides, int64_t offset) {
   return Tensor(std::make_shared<TensorImpl>(t.unsafe_impl()->storage(),
-                                             t.dtype(), std::move(sizes),
-                                             std::move(strides), offset));
+                                             t.dtype(),
+                                             std::move(sizes),
+                                             std::move(strides),
+                                             offset));
 }
 
 Tensor broadcast_to_raw(const Tensor& t, const IntList& sizes) {
@@ -99,8 +130,8 @@ Tensor broadcast_to_raw(const Tensor& t, const IntList& sizes) {
   IntList strides(nd, 0);
   for (int64_t d = 0; d < t.dim(); ++d) {
     int64_t s = t.sizes()[d];
-    TANDEM_INTERNAL_ASSERT(s == sizes[lead + d] || s == 1, "cannot broadcast ",
-                           t.sizes(), " to ", sizes);
+    TANDEM_INTERNAL_ASSERT(
+        s == sizes[lead + d] || s == 1, "cannot broadcast ", t.sizes(), " to ", sizes);
     strides[lead + d] = s == 1 ? 0 : t.strides()[d];
   }
   return raw_view(t, sizes, std::move(strides), t.storage_offset());

@@ -35,8 +35,16 @@ ScalarType result_type(const Tensor& a, const Tensor& b);
 ScalarType scalar_result_type(const Tensor& t, Scalar s);
 
 /// The dtype of clamp(t, min, max): the bounds promote like scalar operands.
-ScalarType clamp_result_type(const Tensor& t, std::optional<Scalar> min,
+ScalarType clamp_result_type(const Tensor& t,
+                             std::optional<Scalar> min,
                              std::optional<Scalar> max);
+
+/// Whether `value` can be stored in a `dtype` tensor: always for floating
+/// types and bool; for integers when finite and in range (a negative value
+/// for uint8 wraps, as a Python int does in PyTorch).
+bool scalar_fits(Scalar value, ScalarType dtype);
+/// Throws naming `op` unless scalar_fits(value, dtype).
+void check_scalar_fits(const char* op, Scalar value, ScalarType dtype);
 
 /// Whether a value of dtype `from` may be written into a `to` tensor by an
 /// in-place op (PyTorch's canCast: never floating into integral, never

@@ -177,7 +177,7 @@ Tensor extremum_all(const char* op, const char* node, ReduceOp kind, const Tenso
     autograd::record_function(node, {x}, {&out}, [=](const tensor_list& g) {
       // Ties share the gradient evenly, as in PyTorch.
       Tensor mask = eq(vx.unpack(node), vo.unpack(node));
-      return tensor_list{where(mask, g[0] / sum(mask), zeros({}, g[0].dtype()))};
+      return tensor_list{where(mask, g[0] / sum(mask), zeros({}, g[0].options()))};
     });
   }
   return out;
@@ -238,7 +238,7 @@ std::tuple<Tensor, Tensor> extremum_along(const char* op,
           line[d] = sizes[d];
           Tensor positions = arange(sizes[d], TensorOptions(kInt64).device(gk.device()));
           Tensor hit = eq(positions.view(line), ik);
-          return tensor_list{where(hit, gk, zeros({}, gk.dtype()))};
+          return tensor_list{where(hit, gk, zeros({}, gk.options()))};
         });
   }
   return {values, indices};

@@ -39,9 +39,13 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
 }
 Tensor Tensor::expand(const IntList& s) const { return tandem::expand(*this, s); }
 
-Tensor Tensor::add(const Tensor& o, Scalar alpha) const { return tandem::add(*this, o, alpha); }
+Tensor Tensor::add(const Tensor& o, Scalar alpha) const {
+  return tandem::add(*this, o, alpha);
+}
 Tensor Tensor::add(Scalar o) const { return tandem::add(*this, o); }
-Tensor Tensor::sub(const Tensor& o, Scalar alpha) const { return tandem::sub(*this, o, alpha); }
+Tensor Tensor::sub(const Tensor& o, Scalar alpha) const {
+  return tandem::sub(*this, o, alpha);
+}
 Tensor Tensor::sub(Scalar o) const { return tandem::sub(*this, o); }
 Tensor Tensor::mul(const Tensor& o) const { return tandem::mul(*this, o); }
 Tensor Tensor::mul(Scalar o) const { return tandem::mul(*this, o); }
@@ -79,7 +83,9 @@ Tensor Tensor::log_softmax(int64_t dim) const { return tandem::log_softmax(*this
 Tensor& Tensor::relu_() { return tandem::relu_(*this); }
 
 Tensor Tensor::sum() const { return tandem::sum(*this); }
-Tensor Tensor::sum(int64_t dim, bool keepdim) const { return tandem::sum(*this, {dim}, keepdim); }
+Tensor Tensor::sum(int64_t dim, bool keepdim) const {
+  return tandem::sum(*this, {dim}, keepdim);
+}
 Tensor Tensor::sum(const IntList& dims, bool keepdim) const {
   return tandem::sum(*this, dims, keepdim);
 }
@@ -99,9 +105,13 @@ std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
   return tandem::min(*this, dim, keepdim);
 }
 Tensor Tensor::argmax() const { return tandem::argmax(*this); }
-Tensor Tensor::argmax(int64_t dim, bool keepdim) const { return tandem::argmax(*this, dim, keepdim); }
+Tensor Tensor::argmax(int64_t dim, bool keepdim) const {
+  return tandem::argmax(*this, dim, keepdim);
+}
 Tensor Tensor::argmin() const { return tandem::argmin(*this); }
-Tensor Tensor::argmin(int64_t dim, bool keepdim) const { return tandem::argmin(*this, dim, keepdim); }
+Tensor Tensor::argmin(int64_t dim, bool keepdim) const {
+  return tandem::argmin(*this, dim, keepdim);
+}
 
 Tensor Tensor::matmul(const Tensor& o) const { return tandem::matmul(*this, o); }
 Tensor Tensor::mm(const Tensor& o) const { return tandem::mm(*this, o); }

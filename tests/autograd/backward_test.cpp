@@ -28,8 +28,10 @@ TEST(Backward, NonScalarRootNeedsAGradient) {
   Tensor y = x * 2;
   EXPECT_TRUE(throws_with([&] { y.backward(); }, "non-scalar"));
   EXPECT_TRUE(throws_with([&] { y.backward(ones({2}, kFloat64)); }, "[2]"));
-  EXPECT_TRUE(throws_with([&] { y.backward(ones({3}, TensorOptions(kFloat64).device("cpu:1"))); },
-                          "cpu:1"));
+  EXPECT_TRUE(throws_with(
+      [&] { y.backward(ones({3}, TensorOptions(kFloat64).device("cpu:1"))); }, "cpu:1"));
+  EXPECT_TRUE(
+      throws_with([&] { y.backward(ones({3})); }, "gradient 0 has dtype float32"));
   y.backward(tensor({1.0, 2.0, 3.0}));
   EXPECT_TRUE(all_close(x.grad(), tensor({2.0, 4.0, 6.0})));
 }
@@ -44,7 +46,8 @@ TEST(Backward, SecondBackwardNeedsRetainGraph) {
   Tensor g = ones({2}, kFloat64);
   Tensor y = x.exp();
   y.backward(g);
-  EXPECT_TRUE(throws_with([&] { y.backward(g); }, "backward through the graph a second time"));
+  EXPECT_TRUE(
+      throws_with([&] { y.backward(g); }, "backward through the graph a second time"));
   EXPECT_TRUE(throws_with([&] { y.backward(g); }, "ExpBackward"));
 
   Tensor x2 = tensor({0.5, 1.0}, f64_grad());
@@ -82,8 +85,11 @@ TEST(Backward, SeveralRootsAtOnce) {
   Tensor a = x * 2, b = x * x;
   autograd::backward({a, b}, {ones({2}, kFloat64), tensor({1.0, 10.0})});
   EXPECT_TRUE(all_close(x.grad(), tensor({4.0, 42.0})));
-  EXPECT_TRUE(throws_with([&] { autograd::backward({a * 1, b * 1}, {ones({2}, kFloat64)}); },
-                          "1 gradients for 2"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        autograd::backward({a * 1, b * 1}, {ones({2}, kFloat64)});
+      },
+      "1 gradients for 2"));
 }
 
 TEST(Backward, LongChainRunsWithoutStackOverflow) {
@@ -119,6 +125,23 @@ TEST(Backward, DtypeConversionIsDifferentiable) {
   EXPECT_EQ(x.grad().item<double>(), 2.0);
   Tensor i = x.to(kInt64);
   EXPECT_FALSE(i.requires_grad());
+}
+
+TEST(Backward, GradientsAreCastToTheInputsDtype) {
+  Tensor x = tensor({1.5}, f64_grad());
+  Tensor out;
+  {
+    NoGradGuard no_grad;
+    out = x * 2;
+  }
+  // A formula that answers in float32 for a float64 input.
+  autograd::record_function(
+      "SloppyBackward", {x}, {&out}, [](const autograd::tensor_list& g) {
+        return autograd::tensor_list{(g[0] * 2).to(kFloat32)};
+      });
+  out.backward();
+  EXPECT_EQ(x.grad().dtype(), kFloat64);
+  EXPECT_EQ(x.grad().item<double>(), 2.0);
 }
 
 TEST(Backward, BackwardFormulasDoNotRecordHistory) {

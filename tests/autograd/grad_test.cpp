@@ -36,8 +36,11 @@ TEST(Grad, UnusedInputIsAnErrorUnlessAllowed) {
   Tensor x = tensor({1.0}, f64_grad());
   Tensor unused = tensor({5.0}, f64_grad());
   Tensor y = x * 2;
-  EXPECT_TRUE(throws_with([&] { autograd::grad({y}, {x, unused}, {}, true); },
-                          "input 1 (shape [1]) was not used"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        autograd::grad({y}, {x, unused}, {}, true);
+      },
+      "input 1 (shape [1]) was not used"));
   tensor_list g = autograd::grad({y}, {x, unused}, {}, false, /*allow_unused=*/true);
   EXPECT_EQ(g[0].item<double>(), 2.0);
   EXPECT_FALSE(g[1].defined());
@@ -46,7 +49,8 @@ TEST(Grad, UnusedInputIsAnErrorUnlessAllowed) {
 TEST(Grad, InputsMustRequireGrad) {
   Tensor x = tensor({1.0}, f64_grad());
   Tensor c = tensor({1.0});
-  EXPECT_TRUE(throws_with([&] { autograd::grad({x * c}, {c}); }, "does not require grad"));
+  EXPECT_TRUE(
+      throws_with([&] { autograd::grad({x * c}, {c}); }, "does not require grad"));
 }
 
 TEST(Grad, RetainGraphAllowsASecondCall) {
@@ -67,7 +71,9 @@ Tensor square_with_backward(const Tensor& x, double factor) {
     out = x * x;
   }
   autograd::record_function(
-      "TestSquareBackward", {x}, {&out},
+      "TestSquareBackward",
+      {x},
+      {&out},
       [factor, saved = autograd::SavedVariable(x)](const tensor_list& g) {
         return tensor_list{g[0] * saved.unpack("TestSquareBackward") * factor};
       });
@@ -91,7 +97,8 @@ TEST(Gradcheck, PassesARightGradientAndCatchesAWrongOne) {
 TEST(Gradcheck, ChecksOnlyInputsThatRequireGrad) {
   Tensor x = tensor({0.5, 1.5}, f64_grad());
   Tensor c = tensor({2.0, 3.0});
-  auto r = autograd::gradcheck([](const tensor_list& in) { return in[0] * in[1]; }, {x, c});
+  auto r =
+      autograd::gradcheck([](const tensor_list& in) { return in[0] * in[1]; }, {x, c});
   EXPECT_TRUE(r) << r.message;
 }
 

@@ -65,6 +65,16 @@ TEST(Hooks, NonLeafHookChangesWhatFlowsUpstream) {
   EXPECT_TRUE(all_close(x.grad(), tensor({8.0, 16.0})));
 }
 
+TEST(Hooks, AHookMustKeepTheGradientsShape) {
+  Tensor x = tensor({1.0, 2.0}, f64_grad());
+  x.register_hook([](const Tensor&) { return ones({5}, kFloat64); });
+  EXPECT_TRUE(throws_with([&] { (x * 2).backward(ones({2}, kFloat64)); },
+                          "hook: a tensor hook returned a gradient of shape [5]"));
+  Tensor y = tensor({1.0}, f64_grad()) * 2;
+  y.register_hook([](const Tensor& g) { return g.to("cpu:1"); });
+  EXPECT_TRUE(throws_with([&] { (y * 2).backward(); }, "on cpu:1"));
+}
+
 TEST(Hooks, HookNeedsRequiresGrad) {
   Tensor c = ones({2});
   EXPECT_TRUE(throws_with([&] { c.register_hook([](const Tensor& g) { return g; }); },

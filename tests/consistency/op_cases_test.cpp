@@ -50,7 +50,8 @@ std::vector<OpCase> op_cases() {
   return {
       // ---- elementwise ----
       {"add", {F({3, 4}), F({3, 4})}, [](L in) { return in[0] + in[1]; }},
-      {"add_broadcast_alpha", {F({3, 1}), F({1, 4})},
+      {"add_broadcast_alpha",
+       {F({3, 1}), F({1, 4})},
        [](L in) { return add(in[0], in[1], 0.5); }},
       {"add_scalar", {F({5})}, [](L in) { return add(in[0], 1.5, 2); }},
       {"sub", {F({2, 3}), F({3})}, [](L in) { return sub(in[0], in[1], 2); }},
@@ -83,6 +84,31 @@ std::vector<OpCase> op_cases() {
       {"clamp_max", {F({8})}, [](L in) { return clamp_max(in[0], -0.3); }},
       {"where", {F({3, 4}), F({4})}, [](L in) { return where(in[0] > 0, in[0], in[1]); }},
       {"clone", {F({3, 2})}, [](L in) { return in[0].clone() * in[0]; }},
+      {"to_device",
+       {F({3, 2})},
+       [](L in) { return (in[0].to("cpu:2") * in[0].to("cpu:2")).to(in[0].device()); }},
+      // ---- in place, on non-leaves (recorded through copy_) ----
+      {"add_inplace",
+       {F({2, 3}), F({3})},
+       [](L in) { return (in[0] * 1).add_(in[1], 0.5); }},
+      {"sub_inplace",
+       {F({2, 3}), F({2, 1})},
+       [](L in) { return (in[0] * 1).sub_(in[1]); }},
+      {"mul_inplace",
+       {F({2, 3}), F({2, 3})},
+       [](L in) { return (in[0] * 1).mul_(in[1]); }},
+      {"div_inplace", {F({2, 3}), P({3})}, [](L in) { return (in[0] * 1).div_(in[1]); }},
+      {"scalar_inplace",
+       {F({5})},
+       [](L in) { return (in[0] * 1).mul_(3).add_(1).div_(2); }},
+      {"clamp_inplace", {F({8})}, [](L in) { return (in[0] * 1).clamp_(-1, 0.5); }},
+      {"relu_inplace", {F({8})}, [](L in) { return (in[0] * 1).relu_(); }},
+      {"copy_inplace",
+       {F({2, 3}), F({3})},
+       [](L in) { return (in[0] * 1).copy_(in[1]) * in[0]; }},
+      {"scatter_add_inplace",
+       {F({3, 5}), I({3, 4}, 5), F({3, 4})},
+       [](L in) { return (in[0] * 1).scatter_add_(1, in[1], in[2]); }},
       // ---- activations ----
       {"relu", {F({3, 4})}, [](L in) { return relu(in[0]); }},
       {"gelu", {F({3, 4})}, [](L in) { return gelu(in[0]); }},
@@ -98,83 +124,151 @@ std::vector<OpCase> op_cases() {
       // ---- reductions ----
       {"sum", {F({3, 4})}, [](L in) { return sum(in[0]); }},
       {"sum_dim", {F({3, 4})}, [](L in) { return sum(in[0], {1}); }},
-      {"sum_dims_keepdim", {F({2, 3, 4})}, [](L in) { return sum(in[0], {0, 2}, true); }},
+      {"sum_dims_keepdim",
+       {F({2, 3, 4})},
+       [](L in) {
+         return sum(in[0], {0, 2}, true);
+       }},
       {"mean", {F({3, 4})}, [](L in) { return mean(in[0]); }},
       {"mean_dim", {F({3, 4})}, [](L in) { return mean(in[0], {0}); }},
-      {"mean_dims_keepdim", {F({2, 3, 4})}, [](L in) { return mean(in[0], {-1, 1}, true); }},
+      {"mean_dims_keepdim",
+       {F({2, 3, 4})},
+       [](L in) {
+         return mean(in[0], {-1, 1}, true);
+       }},
       {"max_all", {F({3, 4})}, [](L in) { return max(in[0]); }},
       {"min_all", {F({3, 4})}, [](L in) { return min(in[0]); }},
       {"max_dim", {F({3, 4})}, [](L in) { return std::get<0>(max(in[0], 1)); }},
-      {"min_dim_keepdim", {F({3, 4})}, [](L in) { return std::get<0>(min(in[0], 0, true)); }},
+      {"min_dim_keepdim",
+       {F({3, 4})},
+       [](L in) { return std::get<0>(min(in[0], 0, true)); }},
       // ---- linear algebra ----
       {"mm", {F({3, 4}), F({4, 2})}, [](L in) { return mm(in[0], in[1]); }},
-      {"mm_transposed", {F({4, 3}), F({2, 4})}, [](L in) { return mm(in[0].t(), in[1].t()); }},
+      {"mm_transposed",
+       {F({4, 3}), F({2, 4})},
+       [](L in) { return mm(in[0].t(), in[1].t()); }},
       {"bmm", {F({2, 3, 4}), F({2, 4, 5})}, [](L in) { return bmm(in[0], in[1]); }},
       {"matmul_dot", {F({4}), F({4})}, [](L in) { return matmul(in[0], in[1]); }},
       {"matmul_mv", {F({3, 4}), F({4})}, [](L in) { return matmul(in[0], in[1]); }},
       {"matmul_vm", {F({4}), F({4, 3})}, [](L in) { return matmul(in[0], in[1]); }},
-      {"matmul_batched", {F({2, 3, 4}), F({4, 5})}, [](L in) { return matmul(in[0], in[1]); }},
-      {"matmul_broadcast", {F({2, 1, 3, 4}), F({3, 4, 2})},
+      {"matmul_batched",
+       {F({2, 3, 4}), F({4, 5})},
        [](L in) { return matmul(in[0], in[1]); }},
-      {"linear", {F({5, 4}), F({3, 4}), F({3})},
+      {"matmul_broadcast",
+       {F({2, 1, 3, 4}), F({3, 4, 2})},
+       [](L in) { return matmul(in[0], in[1]); }},
+      {"linear",
+       {F({5, 4}), F({3, 4}), F({3})},
        [](L in) { return linear(in[0], in[1], in[2]); }},
-      {"linear_no_bias", {F({5, 4}), F({3, 4})}, [](L in) { return linear(in[0], in[1]); }},
-      {"linear_3d", {F({2, 5, 4}), F({3, 4}), F({3})},
+      {"linear_no_bias",
+       {F({5, 4}), F({3, 4})},
+       [](L in) { return linear(in[0], in[1]); }},
+      {"linear_3d",
+       {F({2, 5, 4}), F({3, 4}), F({3})},
        [](L in) { return linear(in[0], in[1], in[2]); }},
       // ---- shape ----
-      {"view", {F({3, 4})}, [](L in) { return in[0].view({2, 6}) * 1; }},
+      {"view",
+       {F({3, 4})},
+       [](L in) {
+         return in[0].view({2, 6}) * 1;
+       }},
       {"reshape", {F({3, 4})}, [](L in) { return in[0].t().reshape({12}); }},
       {"narrow", {F({4, 5})}, [](L in) { return narrow(in[0], 1, 1, 3); }},
       {"select", {F({4, 5})}, [](L in) { return select(in[0], 0, -2); }},
       {"chunk", {F({4, 7})}, [](L in) { return chunk(in[0], 3, 1)[2]; }},
-      {"split", {F({5, 3})}, [](L in) { return split(in[0], 2, 0)[1] * split(in[0], 2, 0)[0]; }},
-      {"split_sizes", {F({6, 2})}, [](L in) { return split(in[0], IntList{1, 5}, 0)[1]; }},
+      {"split",
+       {F({5, 3})},
+       [](L in) { return split(in[0], 2, 0)[1] * split(in[0], 2, 0)[0]; }},
+      {"split_sizes",
+       {F({6, 2})},
+       [](L in) {
+         return split(in[0], IntList{1, 5}, 0)[1];
+       }},
       {"transpose", {F({2, 3, 4})}, [](L in) { return transpose(in[0], 0, 2); }},
       {"t", {F({3, 4})}, [](L in) { return t(in[0]); }},
-      {"permute", {F({2, 3, 4})}, [](L in) { return permute(in[0], {2, 0, 1}); }},
+      {"permute",
+       {F({2, 3, 4})},
+       [](L in) {
+         return permute(in[0], {2, 0, 1});
+       }},
       {"unsqueeze", {F({3, 4})}, [](L in) { return unsqueeze(in[0], 1); }},
       {"squeeze", {F({3, 1, 4, 1})}, [](L in) { return squeeze(in[0]); }},
       {"squeeze_dim", {F({3, 1, 4})}, [](L in) { return squeeze(in[0], 1); }},
       {"flatten", {F({2, 3, 4})}, [](L in) { return flatten(in[0], 1); }},
-      {"expand", {F({3, 1})}, [](L in) { return expand(in[0], {2, 3, 4}); }},
+      {"expand",
+       {F({3, 1})},
+       [](L in) {
+         return expand(in[0], {2, 3, 4});
+       }},
       {"contiguous", {F({3, 4})}, [](L in) { return contiguous(in[0].t()); }},
-      {"cat", {F({2, 3}), F({4, 3})}, [](L in) { return cat({in[0], in[1]}, 0); }},
-      {"cat_dim1", {F({2, 3}), F({2, 1}), F({2, 2})},
-       [](L in) { return cat({in[0], in[1], in[2]}, -1); }},
-      {"stack", {F({2, 3}), F({2, 3})}, [](L in) { return stack({in[0], in[1]}, 1); }},
+      {"cat",
+       {F({2, 3}), F({4, 3})},
+       [](L in) {
+         return cat({in[0], in[1]}, 0);
+       }},
+      {"cat_dim1",
+       {F({2, 3}), F({2, 1}), F({2, 2})},
+       [](L in) {
+         return cat({in[0], in[1], in[2]}, -1);
+       }},
+      {"stack",
+       {F({2, 3}), F({2, 3})},
+       [](L in) {
+         return stack({in[0], in[1]}, 1);
+       }},
       // ---- indexing ----
-      {"index_select", {F({5, 3}), I({4}, 5)},
+      {"index_select",
+       {F({5, 3}), I({4}, 5)},
        [](L in) { return index_select(in[0], 0, in[1]); }},
-      {"index_select_dim1", {F({3, 5}), I({6}, 5)},
+      {"index_select_dim1",
+       {F({3, 5}), I({6}, 5)},
        [](L in) { return index_select(in[0], 1, in[1]); }},
       {"gather", {F({3, 5}), I({3, 4}, 5)}, [](L in) { return gather(in[0], 1, in[1]); }},
-      {"scatter_add", {F({3, 5}), I({3, 4}, 5), F({3, 4})},
+      {"scatter_add",
+       {F({3, 5}), I({3, 4}, 5), F({3, 4})},
        [](L in) { return scatter_add(in[0], 1, in[1], in[2]); }},
-      {"index_add", {F({5, 3}), I({4}, 5), F({4, 3})},
+      {"index_add",
+       {F({5, 3}), I({4}, 5), F({4, 3})},
        [](L in) { return index_add(in[0], 0, in[1], in[2]); }},
-      {"embedding", {F({6, 3}), I({2, 4}, 6)}, [](L in) { return embedding(in[0], in[1]); }},
+      {"embedding",
+       {F({6, 3}), I({2, 4}, 6)},
+       [](L in) { return embedding(in[0], in[1]); }},
       // ---- losses ----
-      {"mse_loss_mean", {F({3, 4}), F({3, 4})}, [](L in) { return mse_loss(in[0], in[1]); }},
-      {"mse_loss_sum", {F({3, 4}), F({3, 4})},
+      {"mse_loss_mean",
+       {F({3, 4}), F({3, 4})},
+       [](L in) { return mse_loss(in[0], in[1]); }},
+      {"mse_loss_sum",
+       {F({3, 4}), F({3, 4})},
        [](L in) { return mse_loss(in[0], in[1], kSum); }},
-      {"mse_loss_none", {F({3, 4}), F({3, 4})},
+      {"mse_loss_none",
+       {F({3, 4}), F({3, 4})},
        [](L in) { return mse_loss(in[0], in[1], kNone); }},
-      {"nll_loss_mean", {F({5, 4}), I({5}, 4)}, [](L in) { return nll_loss(in[0], in[1]); }},
-      {"nll_loss_sum", {F({5, 4}), I({5}, 4)},
+      {"nll_loss_mean",
+       {F({5, 4}), I({5}, 4)},
+       [](L in) { return nll_loss(in[0], in[1]); }},
+      {"nll_loss_sum",
+       {F({5, 4}), I({5}, 4)},
        [](L in) { return nll_loss(in[0], in[1], {}, kSum); }},
-      {"nll_loss_none", {F({5, 4}), I({5}, 4)},
+      {"nll_loss_none",
+       {F({5, 4}), I({5}, 4)},
        [](L in) { return nll_loss(in[0], in[1], {}, kNone); }},
-      {"nll_loss_weight_ignore", {F({6, 4}), I({6}, 4), W({4})},
+      {"nll_loss_weight_ignore",
+       {F({6, 4}), I({6}, 4), W({4})},
        [](L in) { return nll_loss(in[0], in[1], in[2], kMean, /*ignore_index=*/1); }},
-      {"cross_entropy_mean", {F({5, 4}), I({5}, 4)},
+      {"cross_entropy_mean",
+       {F({5, 4}), I({5}, 4)},
        [](L in) { return cross_entropy(in[0], in[1]); }},
-      {"cross_entropy_sum", {F({5, 4}), I({5}, 4)},
+      {"cross_entropy_sum",
+       {F({5, 4}), I({5}, 4)},
        [](L in) { return cross_entropy(in[0], in[1], {}, kSum); }},
-      {"cross_entropy_none", {F({5, 4}), I({5}, 4)},
+      {"cross_entropy_none",
+       {F({5, 4}), I({5}, 4)},
        [](L in) { return cross_entropy(in[0], in[1], {}, kNone); }},
-      {"cross_entropy_weight_ignore", {F({6, 4}), I({6}, 4), W({4})},
+      {"cross_entropy_weight_ignore",
+       {F({6, 4}), I({6}, 4), W({4})},
        [](L in) { return cross_entropy(in[0], in[1], in[2], kMean, 1); }},
-      {"cross_entropy_label_smoothing", {F({5, 4}), I({5}, 4)},
+      {"cross_entropy_label_smoothing",
+       {F({5, 4}), I({5}, 4)},
        [](L in) { return cross_entropy(in[0], in[1], {}, kMean, -100, 0.1); }},
   };
 }
@@ -186,8 +280,8 @@ tensor_list reference_inputs(const OpCase& c) {
   tensor_list out;
   for (const Input& in : c.inputs) {
     if (in.index) {
-      out.push_back(randint(static_cast<int64_t>(in.low), static_cast<int64_t>(in.high),
-                            in.shape, gen));
+      out.push_back(randint(
+          static_cast<int64_t>(in.low), static_cast<int64_t>(in.high), in.shape, gen));
     } else {
       Tensor t = rand(in.shape, gen, kFloat64) * (in.high - in.low) + in.low;
       out.push_back(in.constant ? t : t.requires_grad_());
@@ -221,8 +315,8 @@ RunResult run(const OpCase& c, const tensor_list& inputs) {
   EXPECT_TRUE(r.output.requires_grad()) << c.name << ": output does not require grad";
   if (!r.output.requires_grad()) return r;
   Generator gen(99);
-  Tensor weights = randn(r.output.sizes(), gen, kFloat64)
-                       .to(r.output.device(), r.output.dtype());
+  Tensor weights =
+      randn(r.output.sizes(), gen, kFloat64).to(r.output.device(), r.output.dtype());
   (r.output * weights).sum().backward();
   for (const Tensor& t : inputs) {
     if (t.requires_grad()) r.grads.push_back(t.grad());
@@ -230,8 +324,12 @@ RunResult run(const OpCase& c, const tensor_list& inputs) {
   return r;
 }
 
-void expect_close_runs(const OpCase& c, const RunResult& got, const RunResult& want,
-                       double rtol, double atol, const char* what) {
+void expect_close_runs(const OpCase& c,
+                       const RunResult& got,
+                       const RunResult& want,
+                       double rtol,
+                       double atol,
+                       const char* what) {
   EXPECT_TRUE(all_close(got.output, want.output, rtol, atol)) << c.name << " " << what;
   ASSERT_EQ(got.grads.size(), want.grads.size());
   for (size_t i = 0; i < got.grads.size(); ++i) {
@@ -270,9 +368,12 @@ TEST_P(OpConsistency, DevicesDtypesAndGradcheck) {
   EXPECT_TRUE(check) << check.message;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Ops, OpConsistency, ::testing::ValuesIn(op_cases()),
-    [](const ::testing::TestParamInfo<OpCase>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Ops,
+                         OpConsistency,
+                         ::testing::ValuesIn(op_cases()),
+                         [](const ::testing::TestParamInfo<OpCase>& info) {
+                           return info.param.name;
+                         });
 
 }  // namespace
 }  // namespace tandem

@@ -27,8 +27,8 @@ TEST(Device, ParsesTypeAndIndex) {
 }
 
 TEST(Device, RejectsMalformedStrings) {
-  for (const char* bad : {"gpu", "CPU", "cpu:", "cpu:-1", "cpu:1x", "cuda:a",
-                          " cpu", "cpu:1:2", ""}) {
+  for (const char* bad :
+       {"gpu", "CPU", "cpu:", "cpu:-1", "cpu:1x", "cuda:a", " cpu", "cpu:1:2", ""}) {
     EXPECT_TRUE(throws_with([&] { Device d(bad); }, "device:")) << bad;
   }
   EXPECT_TRUE(throws_with([] { Device d("tpu:0"); }, "'tpu:0'"));
@@ -42,8 +42,8 @@ TEST(Device, EqualityHashAndPrinting) {
   EXPECT_NE(Device("cpu:1"), Device("cuda:1"));
   EXPECT_LT(Device("cpu:1"), Device("cpu:2"));
   EXPECT_LT(Device("cpu:7"), Device("cuda:0"));
-  std::unordered_set<Device> set{Device("cpu:0"), Device("cpu"), Device("cpu:1"),
-                                 Device("cuda:0")};
+  std::unordered_set<Device> set{
+      Device("cpu:0"), Device("cpu"), Device("cpu:1"), Device("cuda:0")};
   EXPECT_EQ(set.size(), 3u);
   EXPECT_NE(std::hash<Device>()(Device("cpu:0")), std::hash<Device>()(Device("cuda:0")));
   std::ostringstream out;

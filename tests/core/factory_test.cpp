@@ -41,6 +41,19 @@ TEST(Factory, FilledTensorsHaveValuesDtypeAndDevice) {
   EXPECT_TRUE(throws_with([] { zeros({2, -1}); }, "[2, -1]"));
 }
 
+TEST(Factory, FillValuesMustFitIntegerDtypes) {
+  EXPECT_TRUE(
+      throws_with([] { full({2}, 300, kUInt8); },
+                  "full: value 300 cannot be converted to uint8 without overflow"));
+  EXPECT_TRUE(throws_with([] { full({2}, NAN, kInt64); }, "int64 without overflow"));
+  EXPECT_TRUE(throws_with([] { full({2}, 1e19, kInt64); }, "overflow"));
+  EXPECT_TRUE(throws_with([] { zeros({2}, kUInt8).fill_(INFINITY); }, "fill_:"));
+  EXPECT_EQ(values(full({2}, -1, kUInt8)), (std::vector<double>{255, 255}));  // wraps
+  EXPECT_EQ(values(full({1}, 2.7, kInt64)), (std::vector<double>{2}));
+  EXPECT_EQ(values(full({1}, 5, kBool)), (std::vector<double>{1}));
+  EXPECT_TRUE(std::isinf(values(full({1}, INFINITY))[0]));
+}
+
 TEST(Factory, LikeVariantsCopyGeometryAndAcceptOverrides) {
   Tensor base = zeros({2, 2}, TensorOptions(kFloat64).device("cpu:1"));
   Tensor o = ones_like(base);
@@ -131,7 +144,8 @@ TEST(Factory, TensorFromInitializerListsAndVectors) {
   Tensor v = tensor(std::vector<uint8_t>{200, 3});
   EXPECT_EQ(v.dtype(), kUInt8);
   EXPECT_EQ(values(v), (std::vector<double>{200, 3}));
-  Tensor conv = tensor({1, 2}, TensorOptions(kFloat64).device("cpu:1").requires_grad(true));
+  Tensor conv =
+      tensor({1, 2}, TensorOptions(kFloat64).device("cpu:1").requires_grad(true));
   EXPECT_EQ(conv.dtype(), kFloat64);
   EXPECT_EQ(conv.device(), Device("cpu:1"));
   EXPECT_TRUE(conv.requires_grad());
@@ -160,7 +174,8 @@ TEST(Factory, FromBlobDeleterRunsOnceWhenTheLastTensorGoes) {
   auto* data = new int64_t[4]{1, 2, 3, 4};
   {
     Tensor t = from_blob(
-        data, {4},
+        data,
+        {4},
         [&](void* p) {
           ++calls;
           seen = p;

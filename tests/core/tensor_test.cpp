@@ -182,9 +182,10 @@ TEST(Tensor, MixedDevicesAreRefusedNamingOpAndDevices) {
     EXPECT_TRUE(throws_with(fn, op + ":")) << op;
     EXPECT_TRUE(throws_with(fn, "cpu:0 and cpu:1")) << op;
   }
-  EXPECT_TRUE(throws_with([&] { where(b > 0, a, a); }, "where: expected all tensors "
-                                                       "on the same device, got cpu:1 "
-                                                       "and cpu:0"));
+  EXPECT_TRUE(throws_with([&] { where(b > 0, a, a); },
+                          "where: expected all tensors "
+                          "on the same device, got cpu:1 "
+                          "and cpu:0"));
 }
 
 }  // namespace

@@ -60,16 +60,17 @@ TEST_F(LinalgTest, MmEveryOperandLayout) {
   for (ScalarType dtype : {kFloat32, kFloat64}) {
     const double tol = dtype == kFloat32 ? 1e-5 : 1e-12;
     std::vector<Tensor> lefts = {
-        randn({5, 7}, dtype),                          // row-major
-        randn({7, 5}, dtype).t(),                      // transposed view
-        randn({5, 14}, dtype).narrow(1, 3, 7),         // leading dim 14
-        randn({7, 5, 2}, dtype).select(2, 1).t(),      // no unit stride: copied
-        randn({1, 7}, dtype).expand({5, 7}),           // stride-0 rows: copied
+        randn({5, 7}, dtype),                      // row-major
+        randn({7, 5}, dtype).t(),                  // transposed view
+        randn({5, 14}, dtype).narrow(1, 3, 7),     // leading dim 14
+        randn({7, 5, 2}, dtype).select(2, 1).t(),  // no unit stride: copied
+        randn({1, 7}, dtype).expand({5, 7}),       // stride-0 rows: copied
     };
     std::vector<Tensor> rights = {
-        randn({7, 4}, dtype), randn({4, 7}, dtype).t(),
-        randn({7, 1}, dtype),                          // a column
-        randn({3, 7}, dtype).narrow(0, 1, 1).t(),      // a column of a view
+        randn({7, 4}, dtype),
+        randn({4, 7}, dtype).t(),
+        randn({7, 1}, dtype),                      // a column
+        randn({3, 7}, dtype).narrow(0, 1, 1).t(),  // a column of a view
     };
     for (const Tensor& x : lefts) {
       for (const Tensor& y : rights) {
@@ -115,8 +116,8 @@ TEST_F(LinalgTest, MatmulVectorCases) {
   EXPECT_EQ(dot.dim(), 0);
   EXPECT_DOUBLE_EQ(dot.item<double>(), 32);
   Tensor m = tensor<double>({1, 0, 2, 0, 1, 3}).reshape({2, 3});
-  EXPECT_TRUE(all_close(matmul(m, v), tensor<double>({7, 11})));              // mv
-  EXPECT_TRUE(all_close(matmul(tensor<double>({1, 2}), m),                    // vm
+  EXPECT_TRUE(all_close(matmul(m, v), tensor<double>({7, 11})));  // mv
+  EXPECT_TRUE(all_close(matmul(tensor<double>({1, 2}), m),        // vm
                         tensor<double>({1, 2, 8})));
   EXPECT_TRUE(all_close(v.matmul(m.t()), tensor<double>({7, 11})));
 }
@@ -126,11 +127,11 @@ TEST_F(LinalgTest, MatmulBatchedShapesAndValues) {
     IntList a, b, want;
   };
   const std::vector<Case> cases = {
-      {{2, 3, 4}, {4, 5}, {2, 3, 5}},          // folded into one gemm
-      {{2, 3, 4}, {4}, {2, 3}},                // batched matrix-vector
-      {{4}, {2, 4, 5}, {2, 5}},                // vector times batch
-      {{3, 4}, {2, 4, 5}, {2, 3, 5}},          // matrix broadcast over batch
-      {{2, 1, 3, 4}, {5, 4, 2}, {2, 5, 3, 2}}, // batch dims broadcast
+      {{2, 3, 4}, {4, 5}, {2, 3, 5}},           // folded into one gemm
+      {{2, 3, 4}, {4}, {2, 3}},                 // batched matrix-vector
+      {{4}, {2, 4, 5}, {2, 5}},                 // vector times batch
+      {{3, 4}, {2, 4, 5}, {2, 3, 5}},           // matrix broadcast over batch
+      {{2, 1, 3, 4}, {5, 4, 2}, {2, 5, 3, 2}},  // batch dims broadcast
       {{2, 3, 4}, {2, 4, 5}, {2, 3, 5}},
   };
   for (const Case& c : cases) {
@@ -182,40 +183,81 @@ TEST_F(LinalgTest, LinearWithoutFeaturesIsTheBias) {
 // ---- errors ----
 
 TEST_F(LinalgTest, ErrorMessages) {
-  EXPECT_TRUE(throws_with([] { mm(randn({2, 3, 4}), randn({4, 5})); },
-                          "mm: expected 2-D tensors, got shapes [2, 3, 4] and [4, 5]"));
-  EXPECT_TRUE(throws_with([] { mm(randn({2, 3}), randn({4, 5})); },
-                          "mm: shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)"));
-  EXPECT_TRUE(throws_with([] { mm(randn({2, 3}), randn({3, 2}, kFloat64)); },
-                          "mm: expected tensors of one dtype, got float32 and float64"));
-  EXPECT_TRUE(throws_with([] { mm(ones({2, 2}, kInt64), ones({2, 2}, kInt64)); },
-                          "mm: expected float32 or float64 tensors, got int64 and int64"));
-  EXPECT_TRUE(throws_with([] { mm(randn({2, 2}), randn({2, 2}).to(Device("cpu:1"))); },
-                          "mm: expected all tensors on the same device, got cpu:0 and cpu:1"));
-  EXPECT_TRUE(throws_with([] { bmm(randn({2, 3}), randn({2, 3, 4})); },
-                          "bmm: expected 3-D tensors, got shapes [2, 3] and [2, 3, 4]"));
-  EXPECT_TRUE(throws_with([] { bmm(randn({2, 3, 4}), randn({3, 4, 5})); },
-                          "bmm: shapes [2, 3, 4] and [3, 4, 5] have different batch "
-                          "sizes (2 != 3)"));
-  EXPECT_TRUE(throws_with([] { bmm(randn({2, 3, 4}), randn({2, 5, 5})); },
-                          "bmm: shapes [2, 3, 4] and [2, 5, 5] cannot be multiplied (4 != 5)"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        mm(randn({2, 3, 4}), randn({4, 5}));
+      },
+      "mm: expected 2-D tensors, got shapes [2, 3, 4] and [4, 5]"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        mm(randn({2, 3}), randn({4, 5}));
+      },
+      "mm: shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        mm(randn({2, 3}), randn({3, 2}, kFloat64));
+      },
+      "mm: expected tensors of one dtype, got float32 and float64"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        mm(ones({2, 2}, kInt64), ones({2, 2}, kInt64));
+      },
+      "mm: expected float32 or float64 tensors, got int64 and int64"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        mm(randn({2, 2}), randn({2, 2}).to(Device("cpu:1")));
+      },
+      "mm: expected all tensors on the same device, got cpu:0 and cpu:1"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        bmm(randn({2, 3}), randn({2, 3, 4}));
+      },
+      "bmm: expected 3-D tensors, got shapes [2, 3] and [2, 3, 4]"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        bmm(randn({2, 3, 4}), randn({3, 4, 5}));
+      },
+      "bmm: shapes [2, 3, 4] and [3, 4, 5] have different batch "
+      "sizes (2 != 3)"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        bmm(randn({2, 3, 4}), randn({2, 5, 5}));
+      },
+      "bmm: shapes [2, 3, 4] and [2, 5, 5] cannot be multiplied (4 != 5)"));
   EXPECT_TRUE(throws_with([] { matmul(randn({3}), randn({4})); },
                           "matmul: shapes [3] and [4] cannot be multiplied (3 != 4)"));
-  EXPECT_TRUE(throws_with([] { matmul(randn({2, 3, 4}), randn({3, 4, 5})); },
-                          "matmul: batch dimensions of [2, 3, 4] and [3, 4, 5]"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        matmul(randn({2, 3, 4}), randn({3, 4, 5}));
+      },
+      "matmul: batch dimensions of [2, 3, 4] and [3, 4, 5]"));
   EXPECT_TRUE(throws_with([] { matmul(scalar_tensor(1), randn({3})); },
                           "matmul: expected tensors with at least 1 dimension"));
-  EXPECT_TRUE(throws_with([] { linear(randn({30, 4}), randn({3, 5})); },
-                          "linear: input has 4 features (shape [30, 4]) but weight expects 5"));
-  EXPECT_TRUE(throws_with([] { linear(randn({30, 5}), randn({3, 5}), randn({4})); },
-                          "linear: expected bias of shape [3]"));
-  EXPECT_TRUE(throws_with([] { linear(randn({30, 5}), randn({5})); },
-                          "linear: expected weight of shape [out_features, in_features]"));
   EXPECT_TRUE(throws_with(
-      [] { linear(randn({3, 5}), randn({2, 5}), randn({2}, kFloat64)); },
+      [] {
+        linear(randn({30, 4}), randn({3, 5}));
+      },
+      "linear: input has 4 features (shape [30, 4]) but weight expects 5"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        linear(randn({30, 5}), randn({3, 5}), randn({4}));
+      },
+      "linear: expected bias of shape [3]"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        linear(randn({30, 5}), randn({5}));
+      },
+      "linear: expected weight of shape [out_features, in_features]"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        linear(randn({3, 5}), randn({2, 5}), randn({2}, kFloat64));
+      },
       "linear: bias has dtype float64 but weight has float32"));
-  EXPECT_TRUE(throws_with([] { linear(randn({3, 5}), Tensor()); },
-                          "linear: argument 'weight' is undefined"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        linear(randn({3, 5}), Tensor());
+      },
+      "linear: argument 'weight' is undefined"));
 }
 
 // ---- autograd ----
@@ -239,8 +281,14 @@ TEST_F(LinalgTest, BmmGradcheck) {
 TEST_F(LinalgTest, MatmulGradcheckEveryRule) {
   auto f = [](const tensor_list& in) { return matmul(in[0], in[1]); };
   const std::vector<std::pair<IntList, IntList>> shapes = {
-      {{3}, {3}},       {{2, 3}, {3}},       {{3}, {3, 2}},    {{2, 3}, {3, 4}},
-      {{2, 2, 3}, {3}}, {{2, 2, 3}, {3, 4}}, {{3}, {2, 3, 4}}, {{2, 3}, {2, 3, 2}},
+      {{3}, {3}},
+      {{2, 3}, {3}},
+      {{3}, {3, 2}},
+      {{2, 3}, {3, 4}},
+      {{2, 2, 3}, {3}},
+      {{2, 2, 3}, {3, 4}},
+      {{3}, {2, 3, 4}},
+      {{2, 3}, {2, 3, 2}},
       {{2, 1, 2, 3}, {3, 3, 2}},  // broadcast batch: the gradient sums it back
   };
   for (const auto& [sa, sb] : shapes) {

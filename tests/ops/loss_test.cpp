@@ -14,31 +14,28 @@ using autograd::tensor_list;
 using testing::all_close;
 using testing::throws_with;
 
-Tensor make(std::vector<double> values,
-            const IntList& sizes,
-            ScalarType dtype = kFloat64) {
-  return from_blob(values.data(), sizes, kFloat64).clone().to(dtype);
-}
+using testing::from_values;
 
 // The inputs of every PyTorch value below: x is [3, 4], targets index it.
 Tensor input() {
-  return make({0.5, -1.0, 2.0, 0.25, 1.5, 0.0, -0.5, 3.0, -2.0, 1.0, 0.75, -0.25},
-              {3, 4});
+  return from_values({0.5, -1.0, 2.0, 0.25, 1.5, 0.0, -0.5, 3.0, -2.0, 1.0, 0.75, -0.25},
+                     {3, 4});
 }
-Tensor weight() { return make({0.5, 2.0, 1.0, 0.25}, {4}); }
+Tensor weight() { return from_values({0.5, 2.0, 1.0, 0.25}, {4}); }
 Tensor targets() { return tensor<int64_t>({2, 0, 3}); }
 Tensor targets_with_ignored() { return tensor<int64_t>({2, 0, -100}); }
 
 TEST(NllLoss, MatchesPyTorch) {
   Tensor x = input();
   EXPECT_TRUE(
-      all_close(nll_loss(x, targets(), {}, kNone), make({-2.0, -1.5, 0.25}, {3})));
+      all_close(nll_loss(x, targets(), {}, kNone), from_values({-2.0, -1.5, 0.25}, {3})));
   EXPECT_DOUBLE_EQ(nll_loss(x, targets(), {}, kSum).item<double>(), -3.25);
   EXPECT_DOUBLE_EQ(nll_loss(x, targets()).item<double>(), -1.0833333333333333);
   // Weighted, one target ignored: the mean divides by the weights of the
   // counted targets only (w[2] + w[0] = 1.5).
   Tensor t = targets_with_ignored();
-  EXPECT_TRUE(all_close(nll_loss(x, t, weight(), kNone), make({-2.0, -0.75, 0.0}, {3})));
+  EXPECT_TRUE(
+      all_close(nll_loss(x, t, weight(), kNone), from_values({-2.0, -0.75, 0.0}, {3})));
   EXPECT_DOUBLE_EQ(nll_loss(x, t, weight(), kSum).item<double>(), -2.75);
   EXPECT_DOUBLE_EQ(nll_loss(x, t, weight(), kMean).item<double>(), -1.8333333333333333);
   // A custom ignore_index skips that class.
@@ -47,7 +44,7 @@ TEST(NllLoss, MatchesPyTorch) {
 }
 
 TEST(NllLoss, SingleSampleAndFloat32) {
-  Tensor row = make({0.1, -0.7, 0.4}, {3});
+  Tensor row = from_values({0.1, -0.7, 0.4}, {3});
   Tensor loss = nll_loss(row, scalar_tensor(1, kInt64), {}, kNone);
   EXPECT_EQ(loss.dim(), 0);
   EXPECT_DOUBLE_EQ(loss.item<double>(), 0.7);
@@ -84,7 +81,7 @@ TEST(NllLoss, GradientIsExact) {
   std::vector<double> want(12, 0.0);
   want[0 * 4 + 2] = -1.0 / 1.5;
   want[1 * 4 + 0] = -0.5 / 1.5;
-  EXPECT_TRUE(all_close(x.grad(), make(want, {3, 4}), 0, 0));
+  EXPECT_TRUE(all_close(x.grad(), from_values(want, {3, 4}), 0, 0));
 }
 
 TEST(NllLoss, Gradcheck) {
@@ -100,7 +97,7 @@ TEST(NllLoss, Gradcheck) {
           << "reduction " << static_cast<int>(r) << " weighted " << weighted;
     }
   }
-  Tensor row = make({0.1, -0.7, 0.4}, {3}).requires_grad_();
+  Tensor row = from_values({0.1, -0.7, 0.4}, {3}).requires_grad_();
   EXPECT_TRUE(gradcheck(
       [](const tensor_list& in) {
         return nll_loss(in[0], scalar_tensor(2, kInt64), {}, kNone);
@@ -148,7 +145,7 @@ TEST(CrossEntropy, MatchesPyTorch) {
   Tensor t = targets_with_ignored();
   // F.cross_entropy(x, t, weight=w, label_smoothing=0.2, reduction=...)
   EXPECT_TRUE(all_close(cross_entropy(x, t, weight(), kNone, -100, 0.2),
-                        make({0.7240380109676501, 1.2680448869126666, 0.0}, {3}),
+                        from_values({0.7240380109676501, 1.2680448869126666, 0.0}, {3}),
                         1e-12));
   EXPECT_NEAR(cross_entropy(x, t, weight(), kSum, -100, 0.2).item<double>(),
               1.9920828978803171,
@@ -158,14 +155,14 @@ TEST(CrossEntropy, MatchesPyTorch) {
               1e-12);
   // Unweighted: the mean counts only the targets that are not ignored.
   EXPECT_TRUE(all_close(cross_entropy(x, t, {}, kNone, -100, 0.2),
-                        make({0.6817789984482534, 1.8647572543194326, 0.0}, {3}),
+                        from_values({0.6817789984482534, 1.8647572543194326, 0.0}, {3}),
                         1e-12));
   EXPECT_NEAR(
       cross_entropy(x, t, {}, kSum, -100, 0.2).item<double>(), 2.546536252767686, 1e-12);
   EXPECT_NEAR(
       cross_entropy(x, t, {}, kMean, -100, 0.2).item<double>(), 1.273268126383843, 1e-12);
   // A single [C] sample: classes are dim 0.
-  Tensor row = make({0.5, -1.0, 2.0, 0.25}, {4});
+  Tensor row = from_values({0.5, -1.0, 2.0, 0.25}, {4});
   EXPECT_NEAR(cross_entropy(row, scalar_tensor(1, kInt64)).item<double>(),
               3.3692789984482534,
               1e-12);
@@ -193,7 +190,7 @@ TEST(CrossEntropy, Gradcheck) {
       }
     }
   }
-  Tensor row = make({0.5, -1.0, 2.0, 0.25}, {4}).requires_grad_();
+  Tensor row = from_values({0.5, -1.0, 2.0, 0.25}, {4}).requires_grad_();
   EXPECT_TRUE(gradcheck(
       [](const tensor_list& in) {
         return cross_entropy(in[0], scalar_tensor(3, kInt64), {}, kMean, -100, 0.1);
@@ -217,8 +214,8 @@ TEST(CrossEntropy, Errors) {
 TEST(MseLoss, ValuesAndGradcheck) {
   Tensor x = input();
   // The rows of x reversed, as PyTorch's x.flip(0).
-  Tensor y =
-      make({-2.0, 1.0, 0.75, -0.25, 1.5, 0.0, -0.5, 3.0, 0.5, -1.0, 2.0, 0.25}, {3, 4});
+  Tensor y = from_values(
+      {-2.0, 1.0, 0.75, -0.25, 1.5, 0.0, -0.5, 3.0, 0.5, -1.0, 2.0, 0.25}, {3, 4});
   EXPECT_NEAR(mse_loss(x, y).item<double>(), 2.0104166666666665, 1e-14);
   EXPECT_NEAR(mse_loss(x, y, kSum).item<double>(), 24.125, 1e-14);
   Tensor none = mse_loss(x, y, kNone);

@@ -16,11 +16,7 @@ using testing::all_close;
 using testing::throws_with;
 
 // A new tensor holding `values` with `sizes` (no shape ops needed).
-Tensor make(std::vector<double> values,
-            const IntList& sizes,
-            ScalarType dtype = kFloat64) {
-  return from_blob(values.data(), sizes, kFloat64).clone().to(dtype);
-}
+using testing::from_values;
 
 // softmax over `dim` of a contiguous float64 tensor, the obvious way.
 Tensor naive_softmax(const Tensor& x, int64_t dim, bool log) {
@@ -50,34 +46,34 @@ const std::vector<double> kX = {
     0.5, -1.0, 2.0, 0.25, 1.5, 0.0, -0.5, 3.0, -2.0, 1.0, 0.75, -0.25};
 
 TEST(Softmax, MatchesPyTorch) {
-  Tensor x = make(kX, {3, 4});
+  Tensor x = from_values(kX, {3, 4});
   // torch.softmax(x, 1) and torch.log_softmax(x, 0)
-  Tensor softmax1 = make({0.1542348252841622,
-                          0.034414441266120206,
-                          0.6912325307415308,
-                          0.12011820270818684,
-                          0.17122834638196904,
-                          0.038206208350159566,
-                          0.023173236755740605,
-                          0.767392208512131,
-                          0.0235389539119683,
-                          0.4727925279320521,
-                          0.36821119098379124,
-                          0.13545732717218834},
-                         {3, 4});
-  Tensor log_softmax0 = make({-1.3350975955161672,
-                              -2.4076059644443806,
-                              -0.31378086333725796,
-                              -2.847763594119204,
-                              -0.3350975955161672,
-                              -1.4076059644443804,
-                              -2.813780863337258,
-                              -0.09776359411920418,
-                              -3.8350975955161672,
-                              -0.4076059644443804,
-                              -1.563780863337258,
-                              -3.347763594119204},
-                             {3, 4});
+  Tensor softmax1 = from_values({0.1542348252841622,
+                                 0.034414441266120206,
+                                 0.6912325307415308,
+                                 0.12011820270818684,
+                                 0.17122834638196904,
+                                 0.038206208350159566,
+                                 0.023173236755740605,
+                                 0.767392208512131,
+                                 0.0235389539119683,
+                                 0.4727925279320521,
+                                 0.36821119098379124,
+                                 0.13545732717218834},
+                                {3, 4});
+  Tensor log_softmax0 = from_values({-1.3350975955161672,
+                                     -2.4076059644443806,
+                                     -0.31378086333725796,
+                                     -2.847763594119204,
+                                     -0.3350975955161672,
+                                     -1.4076059644443804,
+                                     -2.813780863337258,
+                                     -0.09776359411920418,
+                                     -3.8350975955161672,
+                                     -0.4076059644443804,
+                                     -1.563780863337258,
+                                     -3.347763594119204},
+                                    {3, 4});
   EXPECT_TRUE(all_close(softmax(x, 1), softmax1, 1e-12, 0));
   EXPECT_TRUE(all_close(x.softmax(-1), softmax1, 1e-12, 0));
   EXPECT_TRUE(all_close(log_softmax(x, 0), log_softmax0, 1e-12, 0));
@@ -87,7 +83,7 @@ TEST(Softmax, MatchesPyTorch) {
 TEST(Softmax, EveryDimOfA3dTensor) {
   std::vector<double> values(2 * 3 * 4);
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(1.7 * i) * 3;
-  Tensor x = make(values, {2, 3, 4});
+  Tensor x = from_values(values, {2, 3, 4});
   for (int64_t dim = 0; dim < 3; ++dim) {
     for (bool log : {false, true}) {
       Tensor got = log ? log_softmax(x, dim) : softmax(x, dim);
@@ -101,7 +97,7 @@ TEST(Softmax, EveryDimOfA3dTensor) {
 TEST(Softmax, Float32RowsSumToOne) {
   std::vector<double> values(3 * 10000);
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::cos(0.37 * i) * 20;
-  Tensor x = make(values, {3, 10000}, kFloat32);
+  Tensor x = from_values(values, {3, 10000}, kFloat32);
   Tensor y = softmax(x, 1);
   ASSERT_EQ(y.dtype(), kFloat32);
   const float* p = y.data_ptr<float>();
@@ -116,15 +112,16 @@ TEST(Softmax, Float32RowsSumToOne) {
 }
 
 TEST(Softmax, StableForLargeAndInfiniteInputs) {
-  Tensor big = make({1000, 1001, 1002}, {1, 3});
-  Tensor small = make({0, 1, 2}, {1, 3});
+  Tensor big = from_values({1000, 1001, 1002}, {1, 3});
+  Tensor small = from_values({0, 1, 2}, {1, 3});
   EXPECT_TRUE(all_close(softmax(big, 1), softmax(small, 1), 1e-12, 0));
   EXPECT_TRUE(all_close(log_softmax(big, 1), log_softmax(small, 1), 1e-12, 0));
-  Tensor spread = make({-1000, 0}, {2});
-  EXPECT_TRUE(all_close(log_softmax(spread, 0), make({-1000, 0}, {2}), 1e-12, 1e-12));
+  Tensor spread = from_values({-1000, 0}, {2});
+  EXPECT_TRUE(
+      all_close(log_softmax(spread, 0), from_values({-1000, 0}, {2}), 1e-12, 1e-12));
   const double inf = std::numeric_limits<double>::infinity();
-  Tensor masked = make({-inf, 0, -inf}, {3});
-  EXPECT_TRUE(all_close(softmax(masked, 0), make({0, 1, 0}, {3}), 0, 0));
+  Tensor masked = from_values({-inf, 0, -inf}, {3});
+  EXPECT_TRUE(all_close(softmax(masked, 0), from_values({0, 1, 0}, {3}), 0, 0));
 }
 
 TEST(Softmax, ScalarAndEmpty) {
@@ -147,7 +144,7 @@ TEST(Softmax, StridedInput) {
 TEST(Softmax, Gradcheck) {
   std::vector<double> values(2 * 3 * 4);
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.9 * i);
-  Tensor x = make(values, {2, 3, 4}).requires_grad_();
+  Tensor x = from_values(values, {2, 3, 4}).requires_grad_();
   for (int64_t dim : {0, 1, 2, -1}) {
     EXPECT_TRUE(
         gradcheck([dim](const tensor_list& in) { return softmax(in[0], dim); }, {x}))
@@ -156,15 +153,15 @@ TEST(Softmax, Gradcheck) {
         gradcheck([dim](const tensor_list& in) { return log_softmax(in[0], dim); }, {x}))
         << "log_softmax dim " << dim;
   }
-  Tensor row = make({0.3, -0.2, 1.1}, {3}).requires_grad_();
+  Tensor row = from_values({0.3, -0.2, 1.1}, {3}).requires_grad_();
   EXPECT_TRUE(
       gradcheck([](const tensor_list& in) { return log_softmax(in[0], 0); }, {row}));
 }
 
 TEST(Softmax, GradientOfLogSoftmaxMatchesFormula) {
-  Tensor x = make(kX, {3, 4}).requires_grad_();
+  Tensor x = from_values(kX, {3, 4}).requires_grad_();
   Tensor y = log_softmax(x, 1);
-  Tensor g = make({1, 0, 0, 2, 0, -1, 0, 0, 0.5, 0.5, 0.5, 0.5}, {3, 4});
+  Tensor g = from_values({1, 0, 0, 2, 0, -1, 0, 0, 0.5, 0.5, 0.5, 0.5}, {3, 4});
   y.backward(g);
   // g - softmax(x) * sum(g) per row; row sums of g are 3, -1 and 2.
   Tensor p = softmax(x.detach(), 1);
@@ -173,7 +170,7 @@ TEST(Softmax, GradientOfLogSoftmaxMatchesFormula) {
   const double row_sums[] = {3, -1, 2};
   std::vector<double> want(12);
   for (int i = 0; i < 12; ++i) want[i] = pg[i] - pp[i] * row_sums[i / 4];
-  EXPECT_TRUE(all_close(x.grad(), make(want, {3, 4}), 1e-12, 1e-15));
+  EXPECT_TRUE(all_close(x.grad(), from_values(want, {3, 4}), 1e-12, 1e-15));
 }
 
 TEST(Softmax, Errors) {

@@ -6,8 +6,10 @@
 
 namespace tandem::testing {
 
-::testing::AssertionResult all_close(const Tensor& got, const Tensor& want,
-                                     double rtol, double atol) {
+::testing::AssertionResult all_close(const Tensor& got,
+                                     const Tensor& want,
+                                     double rtol,
+                                     double atol) {
   if (!got.defined() || !want.defined()) {
     return ::testing::AssertionFailure() << "undefined tensor";
   }
@@ -25,7 +27,8 @@ namespace tandem::testing {
   for (int64_t i = 0; i < a.numel(); ++i) {
     double diff = std::abs(pa[i] - pb[i]);
     double tol = atol + rtol * std::abs(pb[i]);
-    bool bad = std::isnan(pa[i]) != std::isnan(pb[i]) || (!std::isnan(pa[i]) && diff > tol);
+    bool bad =
+        std::isnan(pa[i]) != std::isnan(pb[i]) || (!std::isnan(pa[i]) && diff > tol);
     if (bad && (worst < 0 || diff - tol > worst_excess)) {
       worst = i;
       worst_excess = diff - tol;
@@ -35,8 +38,19 @@ namespace tandem::testing {
   return ::testing::AssertionFailure()
          << "tensors of shape " << got.sizes() << " (" << got.dtype() << " on "
          << got.device() << ") differ; worst at flat index " << worst << ": got "
-         << pa[worst] << ", expected " << pb[worst] << " (rtol " << rtol
-         << ", atol " << atol << ")";
+         << pa[worst] << ", expected " << pb[worst] << " (rtol " << rtol << ", atol "
+         << atol << ")";
+}
+
+Tensor from_values(const std::vector<double>& values,
+                   const IntList& sizes,
+                   ScalarType dtype) {
+  TANDEM_CHECK(static_cast<int64_t>(values.size()) == numel_of(sizes),
+               "from_values: ",
+               values.size(),
+               " values do not fill shape ",
+               sizes);
+  return tensor(values, kFloat64).reshape(sizes).to(dtype);
 }
 
 std::map<std::string, Tensor> load_golden(const std::string& file) {
@@ -44,7 +58,9 @@ std::map<std::string, Tensor> load_golden(const std::string& file) {
   // "name dtype ndim d0 d1 ..." and one line of values.
   std::string path = std::string(TANDEM_GOLDEN_DIR) + "/" + file;
   std::ifstream in(path);
-  TANDEM_CHECK(in.good(), "golden file ", path,
+  TANDEM_CHECK(in.good(),
+               "golden file ",
+               path,
                " is missing; it is written by tests/reference/*.py (ctest runs ",
                "them first as the generate_goldens test)");
   std::map<std::string, Tensor> out;

@@ -17,8 +17,15 @@ namespace tandem::testing {
 
 /// Passes when shapes match and |a-b| <= atol + rtol*|b| everywhere; the
 /// failure message names the shapes and the worst element.
-::testing::AssertionResult all_close(const Tensor& got, const Tensor& want,
-                                     double rtol = 1e-5, double atol = 1e-8);
+::testing::AssertionResult all_close(const Tensor& got,
+                                     const Tensor& want,
+                                     double rtol = 1e-5,
+                                     double atol = 1e-8);
+
+/// A tensor of `sizes` holding `values` (row-major), converted to `dtype`.
+Tensor from_values(const std::vector<double>& values,
+                   const IntList& sizes,
+                   ScalarType dtype = kFloat64);
 
 /// Named tensors from tests/reference/*.py (file under TANDEM_GOLDEN_DIR).
 std::map<std::string, Tensor> load_golden(const std::string& file);
@@ -34,8 +41,7 @@ template <typename F>
     return ::testing::AssertionFailure()
            << "error message \"" << what << "\" lacks \"" << needle << "\"";
   } catch (const std::exception& e) {
-    return ::testing::AssertionFailure()
-           << "threw a non-tandem::Error: " << e.what();
+    return ::testing::AssertionFailure() << "threw a non-tandem::Error: " << e.what();
   }
   return ::testing::AssertionFailure() << "did not throw (expected \"" << needle << "\")";
 }

@@ -5,7 +5,8 @@
 
 namespace tandem::cli {
 
-void Flags::add(const std::string& name, const std::string& default_value,
+void Flags::add(const std::string& name,
+                const std::string& default_value,
                 const std::string& help) {
   flags_[name] = Flag{default_value, help};
 }
@@ -29,13 +30,14 @@ bool Flags::parse(const Args& args) {
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
     } else {
-      if (i + 1 >= args.size()) throw UsageError(command_ + ": --" + name + " needs a value");
+      if (i + 1 >= args.size())
+        throw UsageError(command_ + ": --" + name + " needs a value");
       value = args[++i];
     }
     auto it = flags_.find(name);
     if (it == flags_.end()) {
-      throw UsageError(command_ + ": unknown flag --" + name + " (see tandem " + command_ +
-                       " --help)");
+      throw UsageError(command_ + ": unknown flag --" + name + " (see tandem " +
+                       command_ + " --help)");
     }
     it->second.value = value;
   }

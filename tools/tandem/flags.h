@@ -18,7 +18,8 @@ namespace tandem::cli {
 class Flags {
  public:
   explicit Flags(std::string command) : command_(std::move(command)) {}
-  void add(const std::string& name, const std::string& default_value,
+  void add(const std::string& name,
+           const std::string& default_value,
            const std::string& help);
   /// Parses args; returns false when --help was asked for (help printed).
   bool parse(const Args& args);

@@ -18,14 +18,17 @@ namespace tandem::autograd {
 
 /// Accumulates d(roots)/d(leaf) into every leaf's .grad. `grad_roots` may be
 /// empty for scalar roots (taken as ones) or hold one gradient per root.
-void backward(const tensor_list& roots, const tensor_list& grad_roots = {},
+void backward(const tensor_list& roots,
+              const tensor_list& grad_roots = {},
               bool retain_graph = false);
 
 /// Returns d(outputs)/d(inputs) (weighted by grad_outputs) without touching
 /// .grad. An input the outputs do not depend on is an error unless
 /// allow_unused, when its gradient is undefined.
-tensor_list grad(const tensor_list& outputs, const tensor_list& inputs,
+tensor_list grad(const tensor_list& outputs,
+                 const tensor_list& inputs,
                  const tensor_list& grad_outputs = {},
-                 bool retain_graph = false, bool allow_unused = false);
+                 bool retain_graph = false,
+                 bool allow_unused = false);
 
 }  // namespace tandem::autograd

@@ -34,7 +34,8 @@ struct GradcheckResult {
 
 using GradcheckFn = std::function<Tensor(const tensor_list&)>;
 
-GradcheckResult gradcheck(const GradcheckFn& fn, const tensor_list& inputs,
+GradcheckResult gradcheck(const GradcheckFn& fn,
+                          const tensor_list& inputs,
                           const GradcheckOptions& options = {});
 
 }  // namespace tandem::autograd

@@ -147,8 +147,7 @@ std::shared_ptr<Node> record_function(std::string name,
 
 /// Makes `t` the output `output_nr` of `node` (in-place ops rebase history
 /// this way).
-void set_history(const Tensor& t, const std::shared_ptr<Node>& node,
-                 uint32_t output_nr);
+void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr);
 
 /// A fresh id for a tensor hook (unique across nodes and leaves).
 size_t new_hook_id();

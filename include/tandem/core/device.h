@@ -29,7 +29,7 @@ class Device {
   /// `index` must be >= 0; -1 is accepted as "the default", which is 0.
   Device(DeviceType type, int index = 0);  // NOLINT(google-explicit-constructor)
   /// Parses "cpu", "cpu:3", "cuda", "cuda:0"; throws tandem::Error otherwise.
-  Device(std::string_view spec);   // NOLINT(google-explicit-constructor)
+  Device(std::string_view spec);  // NOLINT(google-explicit-constructor)
   Device(const char* spec) : Device(std::string_view(spec)) {}  // NOLINT
   Device(const std::string& spec)  // NOLINT(google-explicit-constructor)
       : Device(std::string_view(spec)) {}

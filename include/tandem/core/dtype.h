@@ -38,11 +38,26 @@ std::ostream& operator<<(std::ostream& out, ScalarType t);
 /// The C++ type of each dtype, and back.
 template <typename T>
 struct dtype_of;
-template <> struct dtype_of<bool> { static constexpr ScalarType value = kBool; };
-template <> struct dtype_of<uint8_t> { static constexpr ScalarType value = kUInt8; };
-template <> struct dtype_of<int64_t> { static constexpr ScalarType value = kInt64; };
-template <> struct dtype_of<float> { static constexpr ScalarType value = kFloat32; };
-template <> struct dtype_of<double> { static constexpr ScalarType value = kFloat64; };
+template <>
+struct dtype_of<bool> {
+  static constexpr ScalarType value = kBool;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr ScalarType value = kUInt8;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr ScalarType value = kInt64;
+};
+template <>
+struct dtype_of<float> {
+  static constexpr ScalarType value = kFloat32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr ScalarType value = kFloat64;
+};
 template <typename T>
 inline constexpr ScalarType dtype_of_v = dtype_of<T>::value;
 

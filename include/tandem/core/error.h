@@ -54,36 +54,36 @@ std::string str(const Args&... args) {
   return out.str();
 }
 
-inline std::string str() {
-  return {};
-}
+inline std::string str() { return {}; }
 
-[[noreturn]] void throw_internal(const char* cond, const char* file, int line,
+[[noreturn]] void throw_internal(const char* cond,
+                                 const char* file,
+                                 int line,
                                  const std::string& msg);
 
 }  // namespace detail
 }  // namespace tandem
 
-#define TANDEM_CHECK(cond, ...)                                   \
-  do {                                                            \
-    if (!(cond)) [[unlikely]] {                                   \
-      throw ::tandem::Error(::tandem::detail::str(__VA_ARGS__));  \
-    }                                                             \
+#define TANDEM_CHECK(cond, ...)                                  \
+  do {                                                           \
+    if (!(cond)) [[unlikely]] {                                  \
+      throw ::tandem::Error(::tandem::detail::str(__VA_ARGS__)); \
+    }                                                            \
   } while (false)
 
-#define TANDEM_CHECK_INDEX(cond, ...)                                  \
-  do {                                                                 \
-    if (!(cond)) [[unlikely]] {                                        \
-      throw ::tandem::IndexError(::tandem::detail::str(__VA_ARGS__));  \
-    }                                                                  \
+#define TANDEM_CHECK_INDEX(cond, ...)                                 \
+  do {                                                                \
+    if (!(cond)) [[unlikely]] {                                       \
+      throw ::tandem::IndexError(::tandem::detail::str(__VA_ARGS__)); \
+    }                                                                 \
   } while (false)
 
-#define TANDEM_INTERNAL_ASSERT(cond, ...)                                    \
-  do {                                                                       \
-    if (!(cond)) [[unlikely]] {                                              \
-      ::tandem::detail::throw_internal(#cond, __FILE__, __LINE__,            \
-                                       ::tandem::detail::str(__VA_ARGS__));  \
-    }                                                                        \
+#define TANDEM_INTERNAL_ASSERT(cond, ...)                                 \
+  do {                                                                    \
+    if (!(cond)) [[unlikely]] {                                           \
+      ::tandem::detail::throw_internal(                                   \
+          #cond, __FILE__, __LINE__, ::tandem::detail::str(__VA_ARGS__)); \
+    }                                                                     \
   } while (false)
 
 #ifdef NDEBUG

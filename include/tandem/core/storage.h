@@ -42,7 +42,9 @@ Storage make_storage(size_t nbytes, Device device);
 
 /// Storage over memory tandem does not own; `deleter` (may be empty) runs when
 /// the last tensor using it goes away.
-Storage make_storage_from_blob(void* data, size_t nbytes, Device device,
+Storage make_storage_from_blob(void* data,
+                               size_t nbytes,
+                               Device device,
                                std::function<void(void*)> deleter);
 
 }  // namespace tandem

@@ -74,7 +74,9 @@ class Tensor {
   T* data_ptr() const;
   void* data_ptr() const { return impl().data(); }
   template <typename T>
-  T* mutable_data_ptr() const { return data_ptr<T>(); }
+  T* mutable_data_ptr() const {
+    return data_ptr<T>();
+  }
 
   /// The value of a one-element tensor, converted to T.
   template <typename T>
@@ -84,9 +86,12 @@ class Tensor {
   // ---- conversion and copies ----
   Tensor to(Device device, bool non_blocking = false, bool copy = false) const;
   Tensor to(ScalarType dtype, bool non_blocking = false, bool copy = false) const;
-  Tensor to(Device device, ScalarType dtype, bool non_blocking = false,
+  Tensor to(Device device,
+            ScalarType dtype,
+            bool non_blocking = false,
             bool copy = false) const;
-  Tensor to(const TensorOptions& options, bool non_blocking = false,
+  Tensor to(const TensorOptions& options,
+            bool non_blocking = false,
             bool copy = false) const;
   /// x.to("cpu:1") and x.to(kCPU): these would otherwise match both Device
   /// and TensorOptions.
@@ -108,9 +113,7 @@ class Tensor {
   // ---- autograd ----
   bool requires_grad() const;
   Tensor& requires_grad_(bool requires_grad = true);
-  Tensor& set_requires_grad(bool requires_grad) {
-    return requires_grad_(requires_grad);
-  }
+  Tensor& set_requires_grad(bool requires_grad) { return requires_grad_(requires_grad); }
   bool is_leaf() const;
   std::shared_ptr<autograd::Node> grad_fn() const;
   /// The accumulated gradient (undefined until a backward reaches it).
@@ -124,7 +127,8 @@ class Tensor {
   /// A tensor sharing storage, without history and not requiring grad.
   Tensor detach() const;
   Tensor& detach_();
-  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false,
+  void backward(const Tensor& gradient = Tensor(),
+                bool retain_graph = false,
                 bool create_graph = false) const;
   /// Called with the gradient of this tensor during backward; a defined
   /// return value replaces that gradient. Returns a handle for removal.
@@ -302,8 +306,12 @@ inline bool Tensor::requires_grad() const {
 // ---- template definitions ----
 template <typename T>
 T* Tensor::data_ptr() const {
-  TANDEM_CHECK(dtype() == dtype_of_v<T>, "data_ptr: tensor has dtype ",
-               dtype(), " but ", dtype_of_v<T>, " was requested");
+  TANDEM_CHECK(dtype() == dtype_of_v<T>,
+               "data_ptr: tensor has dtype ",
+               dtype(),
+               " but ",
+               dtype_of_v<T>,
+               " was requested");
   return static_cast<T*>(impl().data());
 }
 

@@ -28,8 +28,8 @@ struct AutogradMeta;
 
 class TensorImpl {
  public:
-  TensorImpl(Storage storage, ScalarType dtype, IntList sizes, IntList strides,
-             int64_t offset);
+  TensorImpl(
+      Storage storage, ScalarType dtype, IntList sizes, IntList strides, int64_t offset);
   ~TensorImpl();
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
@@ -51,8 +51,8 @@ class TensorImpl {
   /// Replaces storage, dtype and geometry, keeping this object (and so every
   /// handle to it, and its autograd state). Module::to uses it so that an
   /// optimizer's parameter handles stay valid.
-  void set_data(Storage storage, ScalarType dtype, IntList sizes,
-                IntList strides, int64_t offset);
+  void set_data(
+      Storage storage, ScalarType dtype, IntList sizes, IntList strides, int64_t offset);
 
   /// Null until autograd state is first needed.
   AutogradMeta* autograd_meta() const { return autograd_.get(); }

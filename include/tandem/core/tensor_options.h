@@ -17,9 +17,9 @@ namespace tandem {
 class TensorOptions {
  public:
   TensorOptions() = default;
-  TensorOptions(ScalarType dtype) : dtype_(dtype) {}  // NOLINT
-  TensorOptions(Device device) : device_(device) {}   // NOLINT
-  TensorOptions(DeviceType type) : device_(Device(type)) {}  // NOLINT
+  TensorOptions(ScalarType dtype) : dtype_(dtype) {}              // NOLINT
+  TensorOptions(Device device) : device_(device) {}               // NOLINT
+  TensorOptions(DeviceType type) : device_(Device(type)) {}       // NOLINT
   TensorOptions(const char* device) : device_(Device(device)) {}  // NOLINT
 
   TensorOptions dtype(ScalarType dtype) const {

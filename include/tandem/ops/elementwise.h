@@ -37,7 +37,8 @@ Tensor abs(const Tensor& x);
 Tensor sign(const Tensor& x);
 Tensor square(const Tensor& x);
 Tensor reciprocal(const Tensor& x);
-Tensor clamp(const Tensor& x, std::optional<Scalar> min,
+Tensor clamp(const Tensor& x,
+             std::optional<Scalar> min,
              std::optional<Scalar> max = std::nullopt);
 Tensor clamp_min(const Tensor& x, Scalar min);
 Tensor clamp_max(const Tensor& x, Scalar max);
@@ -58,8 +59,7 @@ Tensor ge(const Tensor& a, Scalar b);
 /// True when shapes match and every element is equal.
 bool equal(const Tensor& a, const Tensor& b);
 /// |a - b| <= atol + rtol * |b| everywhere (shapes must broadcast).
-bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5,
-              double atol = 1e-8);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
 
 /// cond ? a : b, broadcasting all three; cond must be bool.
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);

@@ -29,8 +29,7 @@ Tensor full_like(const Tensor& t, Scalar value, const TensorOptions& options = {
 /// unless options say otherwise; floating ones give float32.
 Tensor arange(Scalar end, const TensorOptions& options = {});
 Tensor arange(Scalar start, Scalar end, const TensorOptions& options = {});
-Tensor arange(Scalar start, Scalar end, Scalar step,
-              const TensorOptions& options = {});
+Tensor arange(Scalar start, Scalar end, Scalar step, const TensorOptions& options = {});
 
 /// Uniform in [0, 1).
 Tensor rand(const IntList& sizes, const TensorOptions& options = {});
@@ -40,9 +39,14 @@ Tensor randn(const IntList& sizes, const TensorOptions& options = {});
 Tensor randn(const IntList& sizes, Generator& gen, const TensorOptions& options = {});
 /// Integers in [low, high); int64 unless options say otherwise.
 Tensor randint(int64_t high, const IntList& sizes, const TensorOptions& options = kInt64);
-Tensor randint(int64_t low, int64_t high, const IntList& sizes,
+Tensor randint(int64_t low,
+               int64_t high,
+               const IntList& sizes,
                const TensorOptions& options = kInt64);
-Tensor randint(int64_t low, int64_t high, const IntList& sizes, Generator& gen,
+Tensor randint(int64_t low,
+               int64_t high,
+               const IntList& sizes,
+               Generator& gen,
                const TensorOptions& options = kInt64);
 Tensor rand_like(const Tensor& t);
 Tensor randn_like(const Tensor& t);
@@ -60,9 +64,12 @@ Tensor scalar_tensor(Scalar value, const TensorOptions& options = {});
 /// A tensor over memory the caller owns (no copy); `deleter`, if given,
 /// runs when the last tensor using it is gone. Strides default to row-major.
 Tensor from_blob(void* data, const IntList& sizes, const TensorOptions& options = {});
-Tensor from_blob(void* data, const IntList& sizes, const IntList& strides,
+Tensor from_blob(void* data,
+                 const IntList& sizes,
+                 const IntList& strides,
                  const TensorOptions& options = {});
-Tensor from_blob(void* data, const IntList& sizes,
+Tensor from_blob(void* data,
+                 const IntList& sizes,
                  std::function<void(void*)> deleter,
                  const TensorOptions& options = {});
 

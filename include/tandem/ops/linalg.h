@@ -15,7 +15,6 @@ Tensor bmm(const Tensor& a, const Tensor& b);
 /// 1-D and 2-D cases as mm/dot/mv; higher ranks batch with broadcasting.
 Tensor matmul(const Tensor& a, const Tensor& b);
 /// input [..., in] @ weight[out, in]^T + bias[out]; bias may be undefined.
-Tensor linear(const Tensor& input, const Tensor& weight,
-              const Tensor& bias = Tensor());
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
 
 }  // namespace tandem

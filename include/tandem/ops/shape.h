@@ -19,8 +19,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor select(const Tensor& x, int64_t dim, int64_t index);
 std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
-std::vector<Tensor> split(const Tensor& x, const IntList& split_sizes,
-                          int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, const IntList& split_sizes, int64_t dim = 0);
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
 Tensor t(const Tensor& x);
 Tensor permute(const Tensor& x, const IntList& dims);

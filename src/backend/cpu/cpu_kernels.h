@@ -10,32 +10,35 @@ namespace tandem::backend::cpu {
 void copy(const Tensor& out, const Tensor& src);
 void fill(const Tensor& out, Scalar value);
 void unary(UnaryOp op, const Tensor& out, const Tensor& in, Scalar a, Scalar b);
-void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
-            Scalar param);
-void where(const Tensor& out, const Tensor& cond, const Tensor& a,
-           const Tensor& b);
-void reduce_dim(ReduceOp op, const Tensor& out, const Tensor& indices,
-                const Tensor& in, int64_t dim);
-void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha,
-          double beta);
+void binary(
+    BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, Scalar param);
+void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+void reduce_dim(
+    ReduceOp op, const Tensor& out, const Tensor& indices, const Tensor& in, int64_t dim);
+void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta);
 void bmm(const Tensor& out, const Tensor& a, const Tensor& b);
 void softmax(const Tensor& out, const Tensor& in, bool log);
-void softmax_backward(const Tensor& grad_in, const Tensor& grad_out,
-                      const Tensor& result, bool log);
-NllLossSums nll_loss_forward(const Tensor& losses, const Tensor& input,
-                             const Tensor& target, const Tensor& weight,
-                             double smoothing, int64_t ignore_index);
-void nll_loss_backward(const Tensor& grad_input, const Tensor& grad_output,
-                       const Tensor& target, const Tensor& weight, double smoothing,
-                       double scale, int64_t ignore_index);
-void index_select(const Tensor& out, const Tensor& in, int64_t dim,
-                  const Tensor& index);
-void index_add(const Tensor& out, int64_t dim, const Tensor& index,
-               const Tensor& src);
-void gather(const Tensor& out, const Tensor& in, int64_t dim,
-            const Tensor& index);
-void scatter_add(const Tensor& out, int64_t dim, const Tensor& index,
-                 const Tensor& src);
+void softmax_backward(const Tensor& grad_in,
+                      const Tensor& grad_out,
+                      const Tensor& result,
+                      bool log);
+NllLossSums nll_loss_forward(const Tensor& losses,
+                             const Tensor& input,
+                             const Tensor& target,
+                             const Tensor& weight,
+                             double smoothing,
+                             int64_t ignore_index);
+void nll_loss_backward(const Tensor& grad_input,
+                       const Tensor& grad_output,
+                       const Tensor& target,
+                       const Tensor& weight,
+                       double smoothing,
+                       double scale,
+                       int64_t ignore_index);
+void index_select(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index);
+void index_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src);
+void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index);
+void scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src);
 void uniform(const Tensor& out, double from, double to, Generator& gen);
 void normal(const Tensor& out, double mean, double std, Generator& gen);
 void randint(const Tensor& out, int64_t low, int64_t high, Generator& gen);

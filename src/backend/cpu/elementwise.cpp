@@ -47,14 +47,20 @@ template <typename T>
 void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, T a, T b) {
   auto run = [&](auto f) { elementwise<T, T>(out, f, in); };
   switch (op) {
-    case UnaryOp::Neg: return run([](T x) -> T { return -x; });
-    case UnaryOp::Abs: return run([](T x) -> T { return x < 0 ? -x : x; });
+    case UnaryOp::Neg:
+      return run([](T x) -> T { return -x; });
+    case UnaryOp::Abs:
+      return run([](T x) -> T { return x < 0 ? -x : x; });
     case UnaryOp::Sign:
       return run([](T x) -> T { return static_cast<T>((T(0) < x) - (x < T(0))); });
-    case UnaryOp::Square: return run([](T x) -> T { return x * x; });
-    case UnaryOp::AddScalar: return run([a](T x) -> T { return x + a; });
-    case UnaryOp::MulScalar: return run([a](T x) -> T { return x * a; });
-    case UnaryOp::RsubScalar: return run([a](T x) -> T { return a - x; });
+    case UnaryOp::Square:
+      return run([](T x) -> T { return x * x; });
+    case UnaryOp::AddScalar:
+      return run([a](T x) -> T { return x + a; });
+    case UnaryOp::MulScalar:
+      return run([a](T x) -> T { return x * a; });
+    case UnaryOp::RsubScalar:
+      return run([a](T x) -> T { return a - x; });
     case UnaryOp::Clamp:
       return run([a, b](T x) -> T {
         if constexpr (std::is_floating_point_v<T>) {
@@ -64,25 +70,36 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, T a, T b) {
         T lifted = x < a ? a : x;
         return lifted > b ? b : lifted;
       });
-    case UnaryOp::Relu: return run([](T x) -> T { return x > T(0) ? x : T(0); });
-    default: break;
+    case UnaryOp::Relu:
+      return run([](T x) -> T { return x > T(0) ? x : T(0); });
+    default:
+      break;
   }
   if constexpr (std::is_floating_point_v<T>) {
     switch (op) {
-      case UnaryOp::Exp: return run([](T x) -> T { return std::exp(x); });
-      case UnaryOp::Log: return run([](T x) -> T { return std::log(x); });
-      case UnaryOp::Sqrt: return run([](T x) -> T { return std::sqrt(x); });
+      case UnaryOp::Exp:
+        return run([](T x) -> T { return std::exp(x); });
+      case UnaryOp::Log:
+        return run([](T x) -> T { return std::log(x); });
+      case UnaryOp::Sqrt:
+        return run([](T x) -> T { return std::sqrt(x); });
       case UnaryOp::Sigmoid:
         return run([](T x) -> T { return T(1) / (T(1) + std::exp(-x)); });
-      case UnaryOp::Tanh: return run([](T x) -> T { return std::tanh(x); });
-      case UnaryOp::Gelu: return run([](T x) -> T { return gelu_erf(x); });
-      case UnaryOp::GeluTanh: return run([](T x) -> T { return gelu_tanh(x); });
-      case UnaryOp::Reciprocal: return run([](T x) -> T { return T(1) / x; });
-      case UnaryOp::RdivScalar: return run([a](T x) -> T { return a / x; });
+      case UnaryOp::Tanh:
+        return run([](T x) -> T { return std::tanh(x); });
+      case UnaryOp::Gelu:
+        return run([](T x) -> T { return gelu_erf(x); });
+      case UnaryOp::GeluTanh:
+        return run([](T x) -> T { return gelu_tanh(x); });
+      case UnaryOp::Reciprocal:
+        return run([](T x) -> T { return T(1) / x; });
+      case UnaryOp::RdivScalar:
+        return run([a](T x) -> T { return a / x; });
       case UnaryOp::PowScalar:
         if (a == T(2)) return run([](T x) -> T { return x * x; });
         return run([a](T x) -> T { return std::pow(x, a); });
-      default: break;
+      default:
+        break;
     }
   } else {
     switch (op) {
@@ -90,38 +107,51 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, T a, T b) {
         return run([a](T x) -> T {
           return static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(a)));
         });
-      case UnaryOp::RdivScalar: return run([a](T x) -> T { return a / x; });
-      default: break;
+      case UnaryOp::RdivScalar:
+        return run([a](T x) -> T { return a / x; });
+      default:
+        break;
     }
   }
-  TANDEM_INTERNAL_ASSERT(false, "unary op ", static_cast<int>(op),
-                         " has no kernel for ", out.dtype());
+  TANDEM_INTERNAL_ASSERT(
+      false, "unary op ", static_cast<int>(op), " has no kernel for ", out.dtype());
 }
 
 template <typename T>
 void compare_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
   auto run = [&](auto f) { elementwise<bool, T, T>(out, f, a, b); };
   switch (op) {
-    case BinaryOp::Eq: return run([](T x, T y) { return x == y; });
-    case BinaryOp::Ne: return run([](T x, T y) { return x != y; });
-    case BinaryOp::Lt: return run([](T x, T y) { return x < y; });
-    case BinaryOp::Le: return run([](T x, T y) { return x <= y; });
-    case BinaryOp::Gt: return run([](T x, T y) { return x > y; });
-    case BinaryOp::Ge: return run([](T x, T y) { return x >= y; });
-    default: break;
+    case BinaryOp::Eq:
+      return run([](T x, T y) { return x == y; });
+    case BinaryOp::Ne:
+      return run([](T x, T y) { return x != y; });
+    case BinaryOp::Lt:
+      return run([](T x, T y) { return x < y; });
+    case BinaryOp::Le:
+      return run([](T x, T y) { return x <= y; });
+    case BinaryOp::Gt:
+      return run([](T x, T y) { return x > y; });
+    case BinaryOp::Ge:
+      return run([](T x, T y) { return x >= y; });
+    default:
+      break;
   }
   TANDEM_INTERNAL_ASSERT(false, "not a comparison: ", static_cast<int>(op));
 }
 
 template <typename T>
-void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a,
-                  const Tensor& b, T param) {
+void binary_typed(
+    BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, T param) {
   auto run = [&](auto f) { elementwise<T, T, T>(out, f, a, b); };
   switch (op) {
-    case BinaryOp::Add: return run([](T x, T y) -> T { return x + y; });
-    case BinaryOp::Sub: return run([](T x, T y) -> T { return x - y; });
-    case BinaryOp::Mul: return run([](T x, T y) -> T { return x * y; });
-    case BinaryOp::Div: return run([](T x, T y) -> T { return x / y; });
+    case BinaryOp::Add:
+      return run([](T x, T y) -> T { return x + y; });
+    case BinaryOp::Sub:
+      return run([](T x, T y) -> T { return x - y; });
+    case BinaryOp::Mul:
+      return run([](T x, T y) -> T { return x * y; });
+    case BinaryOp::Div:
+      return run([](T x, T y) -> T { return x / y; });
     case BinaryOp::AddScaled:
       return run([param](T x, T y) -> T { return x + param * y; });
     case BinaryOp::Maximum:
@@ -140,11 +170,13 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a,
       });
     case BinaryOp::ReluBackward:
       return run([](T g, T x) -> T { return x > T(0) ? g : T(0); });
-    default: break;
+    default:
+      break;
   }
   if constexpr (std::is_floating_point_v<T>) {
     switch (op) {
-      case BinaryOp::Pow: return run([](T x, T y) -> T { return std::pow(x, y); });
+      case BinaryOp::Pow:
+        return run([](T x, T y) -> T { return std::pow(x, y); });
       case BinaryOp::SigmoidBackwardFromResult:
         return run([](T g, T y) -> T { return g * y * (T(1) - y); });
       case BinaryOp::TanhBackwardFromResult:
@@ -153,15 +185,16 @@ void binary_typed(BinaryOp op, const Tensor& out, const Tensor& a,
         return run([](T g, T x) -> T { return g * gelu_erf_grad(x); });
       case BinaryOp::GeluTanhBackward:
         return run([](T g, T x) -> T { return g * gelu_tanh_grad(x); });
-      default: break;
+      default:
+        break;
     }
   } else if (op == BinaryOp::Pow) {
     return run([](T x, T y) -> T {
       return static_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(y)));
     });
   }
-  TANDEM_INTERNAL_ASSERT(false, "binary op ", static_cast<int>(op),
-                         " has no kernel for ", out.dtype());
+  TANDEM_INTERNAL_ASSERT(
+      false, "binary op ", static_cast<int>(op), " has no kernel for ", out.dtype());
 }
 
 // Bool arithmetic is logic, as in PyTorch: + and maximum are or, * and
@@ -170,12 +203,16 @@ void bool_binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& 
   auto run = [&](auto f) { elementwise<bool, bool, bool>(out, f, a, b); };
   switch (op) {
     case BinaryOp::Add:
-    case BinaryOp::Maximum: return run([](bool x, bool y) { return x || y; });
+    case BinaryOp::Maximum:
+      return run([](bool x, bool y) { return x || y; });
     case BinaryOp::Mul:
-    case BinaryOp::Minimum: return run([](bool x, bool y) { return x && y; });
-    default: break;
+    case BinaryOp::Minimum:
+      return run([](bool x, bool y) { return x && y; });
+    default:
+      break;
   }
-  TANDEM_INTERNAL_ASSERT(false, "binary op ", static_cast<int>(op), " has no bool kernel");
+  TANDEM_INTERNAL_ASSERT(
+      false, "binary op ", static_cast<int>(op), " has no bool kernel");
 }
 
 bool is_comparison(BinaryOp op) {
@@ -205,8 +242,8 @@ void unary(UnaryOp op, const Tensor& out, const Tensor& in, Scalar a, Scalar b) 
   });
 }
 
-void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b,
-            Scalar param) {
+void binary(
+    BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, Scalar param) {
   if (is_comparison(op)) {
     dispatch_dtype(a.dtype(), [&]<typename T>() { compare_typed<T>(op, out, a, b); });
     return;

@@ -23,11 +23,16 @@ namespace tandem::backend::cpu {
 template <typename F>
 decltype(auto) dispatch_dtype(ScalarType dtype, F&& f) {
   switch (dtype) {
-    case kBool: return f.template operator()<bool>();
-    case kUInt8: return f.template operator()<uint8_t>();
-    case kInt64: return f.template operator()<int64_t>();
-    case kFloat32: return f.template operator()<float>();
-    case kFloat64: return f.template operator()<double>();
+    case kBool:
+      return f.template operator()<bool>();
+    case kUInt8:
+      return f.template operator()<uint8_t>();
+    case kInt64:
+      return f.template operator()<int64_t>();
+    case kFloat32:
+      return f.template operator()<float>();
+    case kFloat64:
+      return f.template operator()<double>();
   }
   TANDEM_INTERNAL_ASSERT(false, "unknown dtype");
 }
@@ -36,9 +41,12 @@ decltype(auto) dispatch_dtype(ScalarType dtype, F&& f) {
 template <typename F>
 decltype(auto) dispatch_floating(ScalarType dtype, const char* op, F&& f) {
   switch (dtype) {
-    case kFloat32: return f.template operator()<float>();
-    case kFloat64: return f.template operator()<double>();
-    default: break;
+    case kFloat32:
+      return f.template operator()<float>();
+    case kFloat64:
+      return f.template operator()<double>();
+    default:
+      break;
   }
   throw Error(detail::str(op, ": expected a floating-point tensor, got ", dtype));
 }
@@ -79,7 +87,8 @@ struct LoopGeometry {
 
 /// Runs `inner(ptrs, strides, n)` over every innermost run of the loop.
 template <size_t N, typename Inner>
-void for_each_run(const IntList& shape, const std::array<const Tensor*, N>& ops,
+void for_each_run(const IntList& shape,
+                  const std::array<const Tensor*, N>& ops,
                   Inner&& inner) {
   for (auto* t : ops) {
     if (t->numel() == 0) return;
@@ -112,24 +121,26 @@ void elementwise(const Tensor& out, F&& f, const Inputs&... in) {
   static_assert(sizeof...(Args) == sizeof...(in));
   static_assert((std::is_same_v<Inputs, Tensor> && ...));
   std::array<const Tensor*, N> ops{&out, &in...};
-  for_each_run<N>(out.sizes(), ops,
-                  [&](const std::array<char*, N>& p,
-                      const std::array<int64_t, N>& s, int64_t n) {
-    [&]<size_t... I>(std::index_sequence<I...>) {
-      bool dense = ((s[I + 1] == static_cast<int64_t>(sizeof(Args))) && ...) &&
-                   s[0] == static_cast<int64_t>(sizeof(R));
-      if (dense) {
-        R* o = reinterpret_cast<R*>(p[0]);
-        std::tuple<const Args*...> ins{reinterpret_cast<const Args*>(p[I + 1])...};
-        for (int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(ins)[i]...);
-        return;
-      }
-      for (int64_t i = 0; i < n; ++i) {
-        *reinterpret_cast<R*>(p[0] + i * s[0]) =
-            f(*reinterpret_cast<const Args*>(p[I + 1] + i * s[I + 1])...);
-      }
-    }(std::index_sequence_for<Args...>{});
-  });
+  for_each_run<N>(
+      out.sizes(),
+      ops,
+      [&](const std::array<char*, N>& p, const std::array<int64_t, N>& s, int64_t n) {
+        [&]<size_t... I>(std::index_sequence<I...>) {
+          bool dense = ((s[I + 1] == static_cast<int64_t>(sizeof(Args))) && ...) &&
+                       s[0] == static_cast<int64_t>(sizeof(R));
+          if (dense) {
+            R* o = reinterpret_cast<R*>(p[0]);
+            std::tuple<const Args*...> ins{reinterpret_cast<const Args*>(p[I + 1])...};
+            for (int64_t i = 0; i < n; ++i) o[i] = f(std::get<I>(ins)[i]...);
+            return;
+          }
+          for (int64_t i = 0; i < n; ++i) {
+            *reinterpret_cast<R*>(p[0] + i * s[0]) =
+                f(*reinterpret_cast<const Args*>(p[I + 1] + i * s[I + 1])...);
+          }
+        }
+        (std::index_sequence_for<Args...>{});
+      });
 }
 
 }  // namespace tandem::backend::cpu

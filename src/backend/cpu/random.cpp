@@ -69,7 +69,8 @@ void randint(const Tensor& out, int64_t low, int64_t high, Generator& gen) {
 
 void bernoulli(const Tensor& out, double p, Generator& gen) {
   dispatch_dtype(out.dtype(), [&]<typename T>() {
-    fill_random<T>(out, gen, [&](std::mt19937_64& e) { return uniform01(e) < p ? 1 : 0; });
+    fill_random<T>(
+        out, gen, [&](std::mt19937_64& e) { return uniform01(e) < p ? 1 : 0; });
   });
 }
 
