@@ -8,11 +8,11 @@
 int main() {
   tandem::manual_seed(0);
   tandem::nn::Linear model(1, 1);
-  tandem::optim::SGD optimizer(model->parameters(), tandem::optim::SGDOptions(0.1));
+  tandem::optim::SGD optimizer(model->parameters(), tandem::optim::SGDOptions(0.5));
   auto x = tandem::rand({64, 1});
   auto y = x * 3 - 1;
   float first = 0, last = 0;
-  for (int step = 0; step < 200; ++step) {
+  for (int step = 0; step < 500; ++step) {
     optimizer.zero_grad();
     auto loss = tandem::mse_loss(model->forward(x), y);
     loss.backward();
