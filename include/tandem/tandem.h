@@ -10,9 +10,12 @@
 #pragma once
 
 #include "tandem/core/device.h"
+#include "tandem/core/device_guard.h"
 #include "tandem/core/dtype.h"
 #include "tandem/core/error.h"
+#include "tandem/core/executor.h"
 #include "tandem/core/generator.h"
+#include "tandem/core/parallel.h"
 #include "tandem/core/tensor.h"
 #include "tandem/core/tensor_options.h"
 
@@ -32,3 +35,5 @@
 
 #include "tandem/nn/nn.h"
 #include "tandem/optim/optim.h"
+
+#include "tandem/parallel/parallel.h"

@@ -1,14 +1,16 @@
 #include "tandem/autograd/engine.h"
 
-#include <queue>
-#include <unordered_map>
-#include <unordered_set>
+#include <memory>
 
+#include "autograd/graph_task.h"
 #include "tandem/autograd/grad_mode.h"
+#include "tandem/core/executor.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::autograd {
 namespace {
+
+using detail::GraphTask;
 
 // Note [Engine scheduling]
 // ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -16,168 +18,106 @@ namespace {
 // from the roots has delivered its gradient (dependency counting), so each
 // node runs exactly once and sees the sum of its gradients. Among ready
 // nodes the most recently created runs first, as in PyTorch, which keeps
-// memory low on long chains. The engine is the only owner of a GraphTask;
-// nodes never see it.
+// memory low on long chains.
+//
+// A graph whose nodes all live on one device runs on the calling thread.
+// A graph spanning several devices (DataParallel replicas, models split
+// over devices) runs each node on its device's executor thread, one ready
+// queue per device, so the replicas' backward passes run at the same time
+// and each device's nodes (its AccumulateGrads included) never run
+// concurrently with each other. The caller waits for the last node.
 
-struct ReadyOrder {
-  bool operator()(Node* a, Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
-};
-
-struct GraphTask {
-  std::unordered_map<Node*, int> dependencies;
-  std::unordered_map<Node*, tensor_list> buffers;
-  std::priority_queue<Node*, std::vector<Node*>, ReadyOrder> ready;
-  // autograd::grad: where to capture each requested input's gradient.
-  std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;
-  tensor_list captured;
-  bool accumulate = true;
-  bool retain_graph = false;
-  // Nodes that lead to a captured input (grad mode only); others are skipped.
-  std::unordered_set<Node*> needed;
-};
-
-void accumulate_into(tensor_list& buffer, uint32_t index, const Tensor& g) {
-  Tensor& slot = buffer.at(index);
-  if (!slot.defined()) {
-    slot = g;
-  } else {
-    slot = slot + g;
-  }
-}
-
-// Counts, for every node reachable from `roots`, how many edges enter it.
-void compute_dependencies(GraphTask& task, const std::vector<Edge>& roots) {
-  std::vector<Node*> stack;
-  std::unordered_set<Node*> seen;
-  for (const Edge& e : roots) {
-    if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
-  }
-  while (!stack.empty()) {
-    Node* node = stack.back();
-    stack.pop_back();
-    for (const Edge& next : node->next_edges()) {
-      if (!next.valid()) continue;
-      ++task.dependencies[next.node.get()];
-      if (seen.insert(next.node.get()).second) stack.push_back(next.node.get());
-    }
-  }
-}
-
-// Marks the nodes from which some captured node can be reached. A
-// post-order walk with an explicit stack: graphs can be far deeper than
-// the call stack.
-void compute_needed(GraphTask& task, const std::vector<Edge>& roots) {
-  std::unordered_map<Node*, bool> needed_of;    // filled once a node is finished
-  std::vector<std::pair<Node*, size_t>> stack;  // node, next edge to look at
-  for (const Edge& root : roots) {
-    if (!needed_of.count(root.node.get())) stack.emplace_back(root.node.get(), 0);
-    while (!stack.empty()) {
-      Node* node = stack.back().first;
-      const std::vector<Edge>& edges = node->next_edges();
-      size_t& next = stack.back().second;
-      if (next < edges.size()) {
-        Node* child = edges[next++].node.get();
-        // The graph is acyclic, so an unfinished child is not on the stack.
-        if (child != nullptr && !needed_of.count(child)) stack.emplace_back(child, 0);
-        continue;
+// Runs one device's ready queue until it is empty (on that device's
+// executor thread). After an error, queued nodes are dropped unrun.
+void drain(const std::shared_ptr<GraphTask>& task, Device device) {
+  NoGradGuard no_grad;  // backward formulas do not build graphs of their own
+  for (;;) {
+    Node* node = nullptr;
+    tensor_list grads;
+    bool failed = false;
+    {
+      std::lock_guard<std::mutex> lock(task->mutex);
+      detail::ReadyQueue& queue = task->queues[device];
+      if (queue.nodes.empty()) {
+        queue.scheduled = false;
+        return;
       }
-      bool needed = task.captures.count(node) > 0;
-      for (const Edge& e : edges)
-        needed = needed || (e.valid() && needed_of.at(e.node.get()));
-      needed_of[node] = needed;
-      if (needed) task.needed.insert(node);
-      stack.pop_back();
+      node = queue.nodes.top();
+      queue.nodes.pop();
+      failed = task->error != nullptr;
+      if (auto it = task->buffers.find(node); it != task->buffers.end()) {
+        grads = std::move(it->second);
+        task->buffers.erase(it);
+      }
     }
+    tensor_list outputs;
+    std::exception_ptr error;
+    if (!failed) {
+      try {
+        outputs = detail::evaluate(*task, node, std::move(grads));
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    std::lock_guard<std::mutex> lock(task->mutex);
+    if (error && !task->error) task->error = error;
+    if (!task->error) {
+      try {
+        for (Device d : detail::deliver(*task, node, outputs)) {
+          Executor::of(d).submit([task, d] { drain(task, d); });
+        }
+      } catch (...) {
+        task->error = std::current_exception();
+      }
+    }
+    if (--task->outstanding == 0) task->finished.notify_all();
   }
 }
 
-// Checks a gradient `from` produced for `edge` against the tensor it is
-// for, and casts it to that tensor's dtype (as PyTorch's engine does), so
-// a formula computing in a wider dtype cannot change the dtype of a .grad.
-Tensor validate_gradient(const Node& from, const Edge& edge, Tensor g) {
-  const auto& meta = edge.node->output_meta();
-  TANDEM_INTERNAL_ASSERT(edge.input_nr < meta.size(),
-                         from.name(),
-                         " has an edge to a missing input of ",
-                         edge.node->name());
-  const TensorMeta& want = meta[edge.input_nr];
-  TANDEM_INTERNAL_ASSERT(g.sizes() == want.sizes,
-                         from.name(),
-                         " returned a gradient of shape ",
-                         g.sizes(),
-                         " for a tensor of shape ",
-                         want.sizes);
-  TANDEM_CHECK(g.device() == want.device,
-               "backward: ",
-               from.name(),
-               " produced a gradient on ",
-               g.device(),
-               " for a tensor on ",
-               want.device);
-  return g.dtype() == want.dtype ? g : g.to(want.dtype);
-}
-
-void run(GraphTask& task, const std::vector<Edge>& roots, const tensor_list& root_grads) {
-  compute_dependencies(task, roots);
-  if (!task.accumulate) compute_needed(task, roots);
-  for (size_t i = 0; i < roots.size(); ++i) {
-    Node* node = roots[i].node.get();
-    tensor_list& buffer = task.buffers[node];
-    buffer.resize(node->output_meta().size());
-    accumulate_into(buffer, roots[i].input_nr, root_grads[i]);
-  }
-  std::unordered_set<Node*> queued;
-  for (const Edge& e : roots) {
-    Node* node = e.node.get();
-    if (task.dependencies[node] == 0 && queued.insert(node).second) {
-      task.ready.push(node);
-    }
-  }
-  // Without grad mode, backward formulas do not build a graph of their own.
+void run_on_calling_thread(GraphTask& task) {
   NoGradGuard no_grad;
-  while (!task.ready.empty()) {
-    Node* node = task.ready.top();
-    task.ready.pop();
+  detail::ReadyQueue& queue = task.queues[Device(kCPU)];
+  while (!queue.nodes.empty()) {
+    Node* node = queue.nodes.top();
+    queue.nodes.pop();
     tensor_list grads = std::move(task.buffers[node]);
     task.buffers.erase(node);
-    grads.resize(node->output_meta().size());
-    node->run_pre_hooks(grads);
-    if (auto it = task.captures.find(node); it != task.captures.end()) {
-      for (auto [input_nr, slot] : it->second) task.captured[slot] = grads[input_nr];
+    tensor_list outputs = detail::evaluate(task, node, std::move(grads));
+    detail::deliver(task, node, outputs);
+  }
+}
+
+void run(const std::shared_ptr<GraphTask>& task, const std::vector<Edge>& roots,
+         const tensor_list& root_grads) {
+  detail::compute_dependencies(*task, roots);
+  if (!task->accumulate) detail::compute_needed(*task, roots);
+  task->threaded = task->devices.size() > 1 && !in_executor_thread();
+  std::vector<Device> to_schedule;
+  {
+    std::lock_guard<std::mutex> lock(task->mutex);
+    for (size_t i = 0; i < roots.size(); ++i) {
+      Node* node = roots[i].node.get();
+      tensor_list& buffer = task->buffers[node];
+      buffer.resize(node->output_meta().size());
+      Tensor& slot = buffer[roots[i].input_nr];
+      slot = slot.defined() ? slot + root_grads[i] : root_grads[i];
     }
-    bool skip = !task.accumulate && !task.needed.count(node);
-    if (skip) continue;
-    if (!task.accumulate && dynamic_cast<AccumulateGrad*>(node)) continue;
-    // Fill gradients that never arrived (outputs unused downstream) with
-    // zeros so every formula sees full inputs.
-    for (size_t i = 0; i < grads.size(); ++i) {
-      if (grads[i].defined()) continue;
-      const TensorMeta& m = node->output_meta()[i];
-      grads[i] = zeros(m.sizes, TensorOptions(m.dtype).device(m.device));
-    }
-    tensor_list outputs = node->apply(std::move(grads));
-    if (!task.retain_graph) node->release_variables();
-    const auto& edges = node->next_edges();
-    TANDEM_INTERNAL_ASSERT(outputs.size() == edges.size() || outputs.empty(),
-                           node->name(),
-                           " returned ",
-                           outputs.size(),
-                           " gradients for ",
-                           edges.size(),
-                           " inputs");
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      const Edge& edge = edges[i];
-      if (!edge.valid()) continue;
-      Node* next = edge.node.get();
-      if (outputs[i].defined()) {
-        Tensor g = validate_gradient(*node, edge, std::move(outputs[i]));
-        tensor_list& buffer = task.buffers[next];
-        buffer.resize(next->output_meta().size());
-        accumulate_into(buffer, edge.input_nr, g);
+    std::unordered_set<Node*> queued;
+    for (const Edge& e : roots) {
+      Node* node = e.node.get();
+      if (task->dependencies[node] == 0 && queued.insert(node).second) {
+        detail::enqueue(*task, node, to_schedule);
       }
-      if (--task.dependencies[next] == 0) task.ready.push(next);
     }
   }
+  if (!task->threaded) {
+    run_on_calling_thread(*task);
+    return;
+  }
+  for (Device d : to_schedule) Executor::of(d).submit([task, d] { drain(task, d); });
+  std::unique_lock<std::mutex> lock(task->mutex);
+  task->finished.wait(lock, [&] { return task->outstanding == 0; });
+  if (task->error) std::rethrow_exception(task->error);
 }
 
 // Root edges and their starting gradients, with PyTorch's checks.
@@ -251,8 +191,8 @@ void backward(const tensor_list& roots,
               bool retain_graph) {
   tensor_list root_grads;
   std::vector<Edge> edges = prepare_roots("backward", roots, grad_roots, root_grads);
-  GraphTask task;
-  task.retain_graph = retain_graph;
+  auto task = std::make_shared<GraphTask>();
+  task->retain_graph = retain_graph;
   run(task, edges, root_grads);
 }
 
@@ -263,10 +203,10 @@ tensor_list grad(const tensor_list& outputs,
                  bool allow_unused) {
   tensor_list root_grads;
   std::vector<Edge> edges = prepare_roots("grad", outputs, grad_outputs, root_grads);
-  GraphTask task;
-  task.accumulate = false;
-  task.retain_graph = retain_graph;
-  task.captured.resize(inputs.size());
+  auto task = std::make_shared<GraphTask>();
+  task->accumulate = false;
+  task->retain_graph = retain_graph;
+  task->captured.resize(inputs.size());
   std::vector<Edge> input_edges;
   for (size_t i = 0; i < inputs.size(); ++i) {
     TANDEM_CHECK(inputs[i].defined() && inputs[i].requires_grad(),
@@ -274,12 +214,12 @@ tensor_list grad(const tensor_list& outputs,
                  i,
                  " does not require grad");
     Edge e = gradient_edge(inputs[i]);
-    task.captures[e.node.get()].emplace_back(e.input_nr, i);
+    task->captures[e.node.get()].emplace_back(e.input_nr, i);
     input_edges.push_back(std::move(e));  // keeps accumulators alive
   }
   run(task, edges, root_grads);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    TANDEM_CHECK(allow_unused || task.captured[i].defined(),
+    TANDEM_CHECK(allow_unused || task->captured[i].defined(),
                  "grad: input ",
                  i,
                  " (shape ",
@@ -287,7 +227,7 @@ tensor_list grad(const tensor_list& outputs,
                  ") was not used to compute ",
                  "the outputs; pass allow_unused=true if this is intended");
   }
-  return task.captured;
+  return task->captured;
 }
 
 }  // namespace tandem::autograd

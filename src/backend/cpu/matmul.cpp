@@ -1,16 +1,78 @@
 // CPU matrix products through CBLAS (OpenBLAS). Every BLAS call tandem makes
-// lives in this file, so giving each logical CPU device its own share of
-// cores later changes one place.
+// lives in this file.
+//
+// Note [GEMM blocks]
+// ~~~~~~~~~~~~~~~~~~
+// Debian's OpenBLAS (pthread build) has one process-wide thread count, so
+// concurrent callers with more than one thread each serialise in its thread
+// server (research/baselines.md, section 3). tandem sets it to 1 and
+// parallelises each product itself: the output is cut into blocks along its
+// longer side, each block is one single-threaded BLAS call over the full K,
+// and parallel_for hands the blocks to intra_op_threads() threads, which is
+// the calling device's share of the cores.
+//
+// The cut depends only on the shape and the machine's core count, never on
+// the core budget or on how many devices are busy. OpenBLAS picks different
+// kernels for different block sizes (small-matrix and gemv paths), which
+// round differently; a cut that followed the thread count would make results
+// depend on it, and replicas on busy devices would disagree with one device.
 #include <cblas.h>
 
 #include <algorithm>
+#include <bit>
 #include <climits>
+#include <thread>
 
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/loops.h"
+#include "tandem/core/parallel.h"
 
 namespace tandem::backend::cpu {
 namespace {
+
+// A block spans whole OpenBLAS micro-tiles (SkylakeX sgemm unrolls M by 16).
+constexpr int64_t kBlockAlign = 16;
+// Multiply-adds below which a block is not worth waking a thread for
+// (about 15 us on one core).
+constexpr double kMinBlockWork = 1 << 20;
+
+void use_single_threaded_blas() {
+  static const bool once = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)once;
+}
+
+// At most this many blocks per product: enough to give every core of the
+// machine one (a power of two, so blocks split evenly among 2^i threads).
+int64_t max_blocks() {
+  static const int64_t n = static_cast<int64_t>(
+      std::bit_ceil(std::max(1u, std::min(std::thread::hardware_concurrency(), 256u))));
+  return n;
+}
+
+struct Blocks {
+  bool by_rows;    // cut the output's rows (else its columns)
+  int64_t extent;  // rows or columns per block (the last one may be short)
+  int64_t count;
+};
+
+Blocks plan_blocks(int64_t m, int64_t n, int64_t k) {
+  // Cutting rows repacks B in every block and cutting columns repacks A, so
+  // the longer side is cut: the repacked operand is the smaller one.
+  const bool by_rows = m >= n;
+  const int64_t side = by_rows ? m : n;
+  const double work = static_cast<double>(m) * static_cast<double>(n) * k;
+  int64_t count = max_blocks();
+  while (count > 1 && (work / count < kMinBlockWork || side / count < kBlockAlign)) {
+    count /= 2;
+  }
+  const int64_t extent = (side + count - 1) / count;
+  const int64_t aligned = (extent + kBlockAlign - 1) / kBlockAlign * kBlockAlign;
+  const int64_t step = count == 1 ? side : aligned;
+  return {by_rows, step, (side + step - 1) / step};
+}
 
 // One gemm operand as CBLAS sees it: a row-major matrix, possibly read
 // transposed, so a transposed view (x.t()) needs no copy.
@@ -44,49 +106,109 @@ Operand operand(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
   return {CblasTrans, to_blas_int(cols == 1 ? std::max<int64_t>(rows, 1) : s1)};
 }
 
+// A batch of matrices: element (i, r, c) at data[i * batch + r * s0 + c * s1].
 template <typename T>
-void gemm_raw(int64_t m,
-              int64_t n,
-              int64_t k,
-              T alpha,
-              const T* a,
-              Operand oa,
-              const T* b,
-              Operand ob,
-              T beta,
-              T* c) {
-  const blasint ldc = to_blas_int(std::max<int64_t>(n, 1));
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor,
-                oa.trans,
-                ob.trans,
-                to_blas_int(m),
-                to_blas_int(n),
-                to_blas_int(k),
-                alpha,
-                a,
-                oa.ld,
-                b,
-                ob.ld,
-                beta,
-                c,
-                ldc);
-  } else {
-    cblas_dgemm(CblasRowMajor,
-                oa.trans,
-                ob.trans,
-                to_blas_int(m),
-                to_blas_int(n),
-                to_blas_int(k),
-                alpha,
-                a,
-                oa.ld,
-                b,
-                ob.ld,
-                beta,
-                c,
-                ldc);
-  }
+struct Matrices {
+  const T* data;
+  int64_t batch, s0, s1;
+};
+
+template <typename T>
+Matrices<T> matrices(const Tensor& t) {
+  const int64_t d = t.dim();
+  return {t.data_ptr<T>(), d == 3 ? t.stride(0) : 0, t.stride(d - 2), t.stride(d - 1)};
+}
+
+// c = alpha * a * b + beta * c for one m x n block; c's rows are ldc apart.
+template <typename T>
+void gemm_block(int64_t m,
+                int64_t n,
+                int64_t k,
+                T alpha,
+                const T* a,
+                Operand oa,
+                const T* b,
+                Operand ob,
+                T beta,
+                T* c,
+                int64_t ldc) {
+  const auto gemm = [] {
+    if constexpr (std::is_same_v<T, float>) {
+      return &cblas_sgemm;
+    } else {
+      return &cblas_dgemm;
+    }
+  }();
+  gemm(CblasRowMajor,
+       oa.trans,
+       ob.trans,
+       to_blas_int(m),
+       to_blas_int(n),
+       to_blas_int(k),
+       alpha,
+       a,
+       oa.ld,
+       b,
+       ob.ld,
+       beta,
+       c,
+       to_blas_int(ldc));
+}
+
+// c[i] = alpha * a[i] * b[i] + beta * c[i] for every i < batch, c contiguous
+// [batch, m, n]; every (matrix, block) pair is one unit of parallel work
+// (Note [GEMM blocks]).
+template <typename T>
+void blocked_gemm(int64_t batch,
+                  int64_t m,
+                  int64_t n,
+                  int64_t k,
+                  T alpha,
+                  Matrices<T> a,
+                  Matrices<T> b,
+                  T beta,
+                  T* c) {
+  use_single_threaded_blas();
+  const Blocks blocks = plan_blocks(m, n, k);
+  const double block_work =
+      static_cast<double>(blocks.extent) * (blocks.by_rows ? n : m) * k;
+  const auto grain = static_cast<int64_t>(std::max(1.0, kMinBlockWork / block_work));
+  parallel_for(0, batch * blocks.count, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const int64_t i = unit / blocks.count;
+      const int64_t first = unit % blocks.count * blocks.extent;
+      const T* pa = a.data + i * a.batch;
+      const T* pb = b.data + i * b.batch;
+      T* pc = c + i * m * n;
+      if (blocks.by_rows) {
+        const int64_t rows = std::min(blocks.extent, m - first);
+        gemm_block<T>(rows,
+                      n,
+                      k,
+                      alpha,
+                      pa + first * a.s0,
+                      operand(rows, k, a.s0, a.s1),
+                      pb,
+                      operand(k, n, b.s0, b.s1),
+                      beta,
+                      pc + first * n,
+                      n);
+      } else {
+        const int64_t cols = std::min(blocks.extent, n - first);
+        gemm_block<T>(m,
+                      cols,
+                      k,
+                      alpha,
+                      pa,
+                      operand(m, k, a.s0, a.s1),
+                      pb + first * b.s1,
+                      operand(k, cols, b.s0, b.s1),
+                      beta,
+                      pc + first,
+                      n);
+      }
+    }
+  });
 }
 
 // out = beta * out when there is nothing to multiply (k == 0); BLAS is not
@@ -105,16 +227,15 @@ void gemm(
   dispatch_floating(out.dtype(), "gemm", [&]<typename T>() {
     T* c = out.data_ptr<T>();
     if (k == 0) return scale(c, m * n, static_cast<T>(beta));
-    gemm_raw<T>(m,
-                n,
-                k,
-                static_cast<T>(alpha),
-                a.data_ptr<T>(),
-                operand(m, k, a.stride(0), a.stride(1)),
-                b.data_ptr<T>(),
-                operand(k, n, b.stride(0), b.stride(1)),
-                static_cast<T>(beta),
-                c);
+    blocked_gemm<T>(1,
+                    m,
+                    n,
+                    k,
+                    static_cast<T>(alpha),
+                    matrices<T>(a),
+                    matrices<T>(b),
+                    static_cast<T>(beta),
+                    c);
   });
 }
 
@@ -124,23 +245,8 @@ void bmm(const Tensor& out, const Tensor& a, const Tensor& b) {
   dispatch_floating(out.dtype(), "bmm", [&]<typename T>() {
     T* c = out.data_ptr<T>();
     if (k == 0) return scale(c, batch * m * n, T(0));
-    const T* pa = a.data_ptr<T>();
-    const T* pb = b.data_ptr<T>();
-    const Operand oa = operand(m, k, a.stride(1), a.stride(2));
-    const Operand ob = operand(k, n, b.stride(1), b.stride(2));
     // Batch strides may be 0 (a broadcast operand is read, not copied).
-    for (int64_t i = 0; i < batch; ++i) {
-      gemm_raw<T>(m,
-                  n,
-                  k,
-                  T(1),
-                  pa + i * a.stride(0),
-                  oa,
-                  pb + i * b.stride(0),
-                  ob,
-                  T(0),
-                  c + i * m * n);
-    }
+    blocked_gemm<T>(batch, m, n, k, T(1), matrices<T>(a), matrices<T>(b), T(0), c);
   });
 }
 

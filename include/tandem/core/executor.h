@@ -1,0 +1,52 @@
+// Executors: one persistent worker thread per device.
+//
+// Work for a device runs on that device's thread, with the device current
+// (DeviceGuard) and counted as busy (see tandem/core/parallel.h), so
+// replicas on cpu:0 and cpu:1 run at the same time, each with its share of
+// the cores. Threads are made on first use and live until exit; nothing is
+// created per call.
+//
+//   std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
+//   auto errors = tandem::run_on_devices(devices, [&](size_t i) {
+//     outputs[i] = replicas[i]->forward(inputs[i]);
+//   });
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <future>
+#include <vector>
+
+#include "tandem/core/device.h"
+
+namespace tandem {
+
+class Executor {
+ public:
+  /// The executor of `device` (made on first use).
+  static Executor& of(Device device);
+
+  /// Queues `task` on the device's thread; the future reports its end or
+  /// its exception.
+  virtual std::future<void> submit(std::function<void()> task) = 0;
+  /// Whether the calling thread is this executor's own thread.
+  virtual bool is_current_thread() const = 0;
+  virtual Device device() const = 0;
+
+ protected:
+  Executor() = default;
+  virtual ~Executor() = default;
+};
+
+/// Whether the calling thread is some device's executor thread.
+bool in_executor_thread();
+
+/// Runs task(i) for every i on devices[i]'s executor, all at once, and waits
+/// for all of them; returns one exception_ptr per task (null on success).
+/// Called from an executor thread (nested parallelism), the tasks run one
+/// after another on the calling thread, each under its DeviceGuard, which
+/// cannot deadlock.
+std::vector<std::exception_ptr> run_on_devices(
+    const std::vector<Device>& devices, const std::function<void(size_t)>& task);
+
+}  // namespace tandem

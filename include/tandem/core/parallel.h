@@ -1,0 +1,52 @@
+// The CPU core budget and intra-op parallelism.
+//
+// tandem uses at most num_threads() busy threads for compute (default: all
+// cores). Logical CPU devices that work at the same time share that budget:
+// while k devices are busy, each gets max(1, num_threads() / k) threads for
+// its ops (GEMMs and any parallel_for), so N replicas never oversubscribe
+// the cores, and one device alone gets them all.
+//
+//   tandem::set_num_threads(2);
+//   tandem::parallel_for(0, rows, /*grain=*/64, [&](int64_t begin, int64_t end) {
+//     for (int64_t r = begin; r < end; ++r) ...;
+//   });
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace tandem {
+
+/// Sets the core budget (>= 1); default std::thread::hardware_concurrency().
+void set_num_threads(int64_t n);
+int64_t num_threads();
+
+/// How many threads the calling thread's ops may use right now: its
+/// device's share of the budget while devices work concurrently.
+int64_t intra_op_threads();
+
+/// Splits [begin, end) into at most intra_op_threads() ranges of at least
+/// `grain` elements and runs fn(range_begin, range_end) on them in parallel
+/// (the calling thread takes the first range). Exceptions propagate (the
+/// first one, after all ranges end). Runs inline when one range suffices.
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn);
+
+namespace detail {
+
+/// Marks the calling thread as the worker of a busy device for its scope;
+/// the budget is shared among the busy devices. Executors hold one while
+/// they run a task.
+class BusyDeviceScope {
+ public:
+  BusyDeviceScope();
+  ~BusyDeviceScope();
+  BusyDeviceScope(const BusyDeviceScope&) = delete;
+  BusyDeviceScope& operator=(const BusyDeviceScope&) = delete;
+};
+
+/// Number of devices currently busy (at least 1 for the caller's view).
+int64_t busy_devices();
+
+}  // namespace detail
+}  // namespace tandem

@@ -1,0 +1,48 @@
+// Device collectives for data parallelism, as torch.cuda.comm: copy tensors
+// from one device to several (broadcast_coalesced) and sum tensors from
+// several devices onto one (reduce_add_coalesced). Neither records autograd
+// history; replicate() and its backward build on them.
+//
+// Tensors are grouped by dtype into buckets of at most `buffer_size` bytes
+// (a larger tensor is a bucket of its own), and each bucket travels as one
+// buffer per device: one allocation per bucket instead of one per tensor.
+// Bucketing changes speed only, never values, and results come back in the
+// order of the inputs.
+//
+//   namespace parallel = tandem::parallel;
+//   std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
+//   auto copies = parallel::broadcast_coalesced(model->parameters(), devices);
+//   // copies[1][i] is parameter i on cpu:1; copies[0][i] is parameter i
+//   auto sums = parallel::reduce_add_coalesced({grads0, grads1}, "cpu:0");
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "tandem/core/device.h"
+#include "tandem/core/tensor.h"
+
+namespace tandem::parallel {
+
+/// PyTorch's bucket limit: 10 MiB.
+inline constexpr size_t kDefaultBufferSize = 10485760;
+
+/// Copies `tensors` (all on one device) to every device of `devices`.
+/// result[j][i] is tensors[i] on devices[j]: where devices[j] is the
+/// tensors' own device, the input tensor itself (shared storage); elsewhere
+/// a contiguous copy with its own storage, so an in-place change of one copy
+/// never bumps the version counter of another.
+std::vector<std::vector<Tensor>> broadcast_coalesced(
+    const std::vector<Tensor>& tensors,
+    const std::vector<Device>& devices,
+    size_t buffer_size = kDefaultBufferSize);
+
+/// Sums inputs[0][i] + inputs[1][i] + ... for every i on `destination`,
+/// added left to right in the order of `inputs` (replica order), so the
+/// result is bit-reproducible. Every inputs[j] must hold tensors of the
+/// same shapes and dtypes as inputs[0]; results are new tensors.
+std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>& inputs,
+                                         Device destination,
+                                         size_t buffer_size = kDefaultBufferSize);
+
+}  // namespace tandem::parallel

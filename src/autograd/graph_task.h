@@ -1,0 +1,75 @@
+// Private: the state of one backward pass (a GraphTask) and the steps the
+// engine takes on it. engine.cpp schedules these steps, either on the
+// calling thread or on the devices' executor threads.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "tandem/autograd/node.h"
+
+namespace tandem::autograd::detail {
+
+struct ReadyOrder {
+  bool operator()(Node* a, Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
+};
+
+struct ReadyQueue {
+  std::priority_queue<Node*, std::vector<Node*>, ReadyOrder> nodes;
+  bool scheduled = false;  // a drain of this queue is queued or running
+};
+
+struct GraphTask {
+  // Fixed before execution starts.
+  bool accumulate = true;  // backward(); false for autograd::grad()
+  bool retain_graph = false;
+  bool threaded = false;  // nodes run on their devices' executor threads
+  // autograd::grad: where to capture each requested input's gradient.
+  std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;
+  // autograd::grad: nodes that lead to a captured input; others are skipped.
+  std::unordered_set<Node*> needed;
+  std::set<Device> devices;  // of every node in the graph
+
+  // Guarded by mutex while the task runs.
+  std::mutex mutex;
+  std::condition_variable finished;
+  std::unordered_map<Node*, int> dependencies;
+  std::unordered_map<Node*, tensor_list> buffers;
+  std::unordered_map<Device, ReadyQueue> queues;
+  int64_t outstanding = 0;  // nodes queued or running
+  tensor_list captured;
+  std::exception_ptr error;
+
+  /// The queue a node waits in: its device's when threaded, else one queue.
+  ReadyQueue& queue_for(Node* node) {
+    return queues[threaded ? node->device() : Device(kCPU)];
+  }
+};
+
+/// Counts, for every node reachable from `roots`, how many edges enter it,
+/// and records the devices of those nodes.
+void compute_dependencies(GraphTask& task, const std::vector<Edge>& roots);
+
+/// Marks the nodes from which some captured node can be reached.
+void compute_needed(GraphTask& task, const std::vector<Edge>& roots);
+
+/// Runs `node` on its gradients (hooks, captures, zero-filling, apply) and
+/// returns the gradients for its next edges (empty if it was skipped).
+/// Takes task.mutex only for the captures.
+tensor_list evaluate(GraphTask& task, Node* node, tensor_list grads);
+
+/// Under task.mutex: adds `outputs` into the next nodes' buffers and queues
+/// the nodes that became ready; returns the queues that got work and had no
+/// drain scheduled (marked scheduled now).
+std::vector<Device> deliver(GraphTask& task, Node* node, tensor_list& outputs);
+
+/// Under task.mutex: puts a ready node in its queue (counted outstanding).
+void enqueue(GraphTask& task, Node* node, std::vector<Device>& to_schedule);
+
+}  // namespace tandem::autograd::detail

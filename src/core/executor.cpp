@@ -1,0 +1,142 @@
+// One persistent thread per device, fed through a queue.
+#include "tandem/core/executor.h"
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "tandem/core/device_guard.h"
+#include "tandem/core/parallel.h"
+
+namespace tandem {
+namespace {
+
+thread_local const Executor* this_thread_executor = nullptr;
+
+class ThreadExecutor final : public Executor {
+ public:
+  explicit ThreadExecutor(Device device) : device_(device), thread_([this] { loop(); }) {}
+
+  ~ThreadExecutor() override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  std::future<void> submit(std::function<void()> task) override {
+    Job job{std::move(task), {}};
+    std::future<void> result = job.done.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(std::move(job));
+    }
+    cv_.notify_one();
+    return result;
+  }
+
+  bool is_current_thread() const override { return this_thread_executor == this; }
+  Device device() const override { return device_; }
+
+ private:
+  struct Job {
+    std::function<void()> task;
+    std::promise<void> done;
+  };
+
+  void loop() {
+    this_thread_executor = this;
+    DeviceGuard guard(device_);
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (stop_ && queue_.empty()) return;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      std::exception_ptr error;
+      {
+        detail::BusyDeviceScope busy;
+        try {
+          job.task();
+        } catch (...) {
+          error = std::current_exception();
+        }
+      }
+      // The device's token is back before the waiter wakes, so a caller of
+      // run_on_devices sees every device idle again once it returns.
+      if (error) {
+        job.done.set_exception(error);
+      } else {
+        job.done.set_value();
+      }
+    }
+  }
+
+  Device device_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Job> queue_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts after the members it uses exist
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::map<Device, std::unique_ptr<ThreadExecutor>> executors;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+Executor& Executor::of(Device device) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto& slot = r.executors[device];
+  if (!slot) slot = std::make_unique<ThreadExecutor>(device);
+  return *slot;
+}
+
+bool in_executor_thread() { return this_thread_executor != nullptr; }
+
+std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& devices,
+                                               const std::function<void(size_t)>& task) {
+  std::vector<std::exception_ptr> errors(devices.size());
+  if (in_executor_thread() || devices.size() == 1) {
+    for (size_t i = 0; i < devices.size(); ++i) {
+      try {
+        DeviceGuard guard(devices[i]);
+        task(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+    return errors;
+  }
+  std::vector<std::future<void>> futures;
+  futures.reserve(devices.size());
+  for (size_t i = 0; i < devices.size(); ++i) {
+    futures.push_back(Executor::of(devices[i]).submit([&task, i] { task(i); }));
+  }
+  for (size_t i = 0; i < futures.size(); ++i) {
+    try {
+      futures[i].get();
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  }
+  return errors;
+}
+
+}  // namespace tandem

@@ -1,0 +1,228 @@
+// The core budget, busy-device accounting and the intra-op thread pool.
+#include "tandem/core/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tandem/core/error.h"
+
+namespace tandem {
+namespace {
+
+// Note [Core budget]
+// ~~~~~~~~~~~~~~~~~~
+// The budget is num_threads() tokens, one per thread that computes. A busy
+// device takes one before it runs a task, so at most num_threads() devices
+// compute at once (eight logical devices on two cores take turns instead of
+// thrashing). parallel_for takes one more per helper thread it wakes, and
+// never waits for them: it runs with what is free. So devices that start
+// and stop at different times never run more threads than the budget, not
+// even for a moment (a device that started alone keeps its helpers only
+// until its parallel_for ends).
+//
+// A device's share is num_threads() / (busy + waiting devices): a device
+// that waits for a token stops the busy ones from taking helpers, so it
+// gets the next free token. Threads outside executors (the main thread)
+// hold no token; only their helpers count.
+//
+// The counts are atomics written under the mutex, so the condition is
+// consistent for waiters while intra_op_threads() reads them without a lock
+// (it runs on every op).
+class Budget {
+ public:
+  Budget() : limit_(std::max<int64_t>(1, std::thread::hardware_concurrency())) {}
+
+  void set_limit(int64_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    limit_ = n;
+    cv_.notify_all();
+  }
+  int64_t limit() const { return limit_.load(std::memory_order_relaxed); }
+  int64_t devices() const { return devices_.load(std::memory_order_relaxed); }
+  int64_t share() const {
+    const int64_t wanting = devices_.load(std::memory_order_relaxed) +
+                            waiting_.load(std::memory_order_relaxed);
+    return std::max<int64_t>(1, limit() / std::max<int64_t>(1, wanting));
+  }
+
+  void acquire_device() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++waiting_;
+    cv_.wait(lock, [&] { return used_ < limit_; });
+    --waiting_;
+    ++devices_;
+    ++used_;
+  }
+  void release_device() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --devices_;
+    --used_;
+    cv_.notify_all();
+  }
+  /// Takes up to `wanted` tokens for helper threads; returns how many.
+  int64_t take_helpers(int64_t wanted) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const int64_t n = std::clamp<int64_t>(limit_ - used_, 0, wanted);
+    used_ += n;
+    return n;
+  }
+  void return_helpers(int64_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    used_ -= n;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::atomic<int64_t> limit_;
+  std::atomic<int64_t> devices_{0};  // busy devices, one token each
+  std::atomic<int64_t> waiting_{0};  // devices waiting for a token
+  int64_t used_ = 0;                 // tokens held by devices and helpers
+};
+
+Budget& budget() {
+  static Budget b;
+  return b;
+}
+
+thread_local bool in_pool_thread = false;
+
+// Persistent helper threads for parallel_for; grown on demand up to the
+// budget minus one (the caller always works too).
+class ThreadPool {
+ public:
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  void ensure_threads(size_t n) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    while (threads_.size() < n) threads_.emplace_back([this] { loop(); });
+  }
+
+  void submit(std::function<void()> job) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back(std::move(job));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void loop() {
+    in_pool_thread = true;
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+        if (stop_ && jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+};
+
+ThreadPool& pool() {
+  static ThreadPool p;
+  return p;
+}
+
+// Counts the ranges of one parallel_for still running, and keeps the
+// first exception.
+struct Completion {
+  std::mutex mutex;
+  std::condition_variable cv;
+  int64_t pending = 0;
+  std::exception_ptr error;
+
+  void finish(std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (e && !error) error = e;
+    if (--pending == 0) cv.notify_all();
+  }
+};
+
+}  // namespace
+
+void set_num_threads(int64_t n) {
+  TANDEM_CHECK(n >= 1, "set_num_threads: expected at least 1 thread, got ", n);
+  budget().set_limit(n);
+}
+
+int64_t num_threads() { return budget().limit(); }
+
+int64_t intra_op_threads() { return in_pool_thread ? 1 : budget().share(); }
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain,
+                  const std::function<void(int64_t, int64_t)>& fn) {
+  if (begin >= end) return;
+  const int64_t n = end - begin;
+  const int64_t max_ranges = (n + std::max<int64_t>(grain, 1) - 1) / std::max<int64_t>(grain, 1);
+  const int64_t wanted = std::min(intra_op_threads(), max_ranges);
+  const int64_t helpers = wanted > 1 ? budget().take_helpers(wanted - 1) : 0;
+  if (helpers == 0) {
+    fn(begin, end);
+    return;
+  }
+  const int64_t ranges = helpers + 1;
+  pool().ensure_threads(static_cast<size_t>(num_threads() - 1));
+  const int64_t step = (n + ranges - 1) / ranges;
+  Completion done;
+  done.pending = ranges - 1;
+  for (int64_t r = 1; r < ranges; ++r) {
+    const int64_t b = begin + r * step, e = std::min(end, b + step);
+    pool().submit([&fn, &done, b, e] {
+      std::exception_ptr error;
+      try {
+        if (b < e) fn(b, e);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      done.finish(error);
+    });
+  }
+  std::exception_ptr first;
+  try {
+    fn(begin, std::min(end, begin + step));
+  } catch (...) {
+    first = std::current_exception();
+  }
+  {
+    std::unique_lock<std::mutex> lock(done.mutex);
+    done.cv.wait(lock, [&] { return done.pending == 0; });
+  }
+  budget().return_helpers(helpers);
+  if (first) std::rethrow_exception(first);
+  if (done.error) std::rethrow_exception(done.error);
+}
+
+namespace detail {
+
+BusyDeviceScope::BusyDeviceScope() { budget().acquire_device(); }
+BusyDeviceScope::~BusyDeviceScope() { budget().release_device(); }
+
+int64_t busy_devices() { return budget().devices(); }
+
+}  // namespace detail
+}  // namespace tandem

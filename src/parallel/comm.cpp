@@ -1,0 +1,158 @@
+#include "tandem/parallel/comm.h"
+
+#include <map>
+#include <utility>
+
+#include "parallel/parallel_utils.h"
+#include "tandem/autograd/grad_mode.h"
+#include "tandem/ops/factory.h"
+
+namespace tandem::parallel {
+namespace {
+
+// Note [Coalesced buffers]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// A bucket of tensors lives in one buffer per device, but each tensor handed
+// out is a piece with its own storage object over that buffer (which the
+// piece keeps alive). Version counters belong to storage objects, so an
+// in-place change of one piece (a replica updating a buffer in forward)
+// does not look like a change of its neighbours to autograd, which saved
+// them for backward.
+
+// Positions of `tensors` grouped into buckets of one dtype and at most
+// `limit` bytes each, in input order.
+std::vector<std::vector<size_t>> make_buckets(const std::vector<Tensor>& tensors,
+                                              size_t limit) {
+  std::vector<std::vector<size_t>> buckets;
+  std::map<ScalarType, std::pair<size_t, size_t>> open;  // bucket index, bytes
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const size_t nbytes = tensors[i].nbytes();
+    auto it = open.find(tensors[i].dtype());
+    if (it == open.end() || it->second.second + nbytes > limit) {
+      buckets.emplace_back();
+      it = open.insert_or_assign(tensors[i].dtype(), std::pair<size_t, size_t>(buckets.size() - 1, 0))
+               .first;
+    }
+    buckets[it->second.first].push_back(i);
+    it->second.second += nbytes;
+  }
+  return buckets;
+}
+
+// One buffer on `device` for the tensors of `bucket`, handed out as one
+// contiguous piece per tensor, shaped like it. See Note [Coalesced buffers].
+std::vector<Tensor> allocate_pieces(const std::vector<Tensor>& like,
+                                    const std::vector<size_t>& bucket,
+                                    Device device) {
+  const ScalarType dtype = like[bucket.front()].dtype();
+  const TensorOptions options = TensorOptions(dtype).device(device);
+  int64_t total = 0;
+  for (size_t i : bucket) total += like[i].numel();
+  const Tensor buffer = empty({total}, options);
+  char* base = static_cast<char*>(buffer.data_ptr());
+  std::vector<Tensor> pieces;
+  pieces.reserve(bucket.size());
+  int64_t offset = 0;
+  for (size_t i : bucket) {
+    void* data = base == nullptr ? nullptr : base + offset * element_size(dtype);
+    pieces.push_back(from_blob(data, like[i].sizes(), [buffer](void*) {}, options));
+    offset += like[i].numel();
+  }
+  return pieces;
+}
+
+}  // namespace
+
+std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& tensors,
+                                                     const std::vector<Device>& devices,
+                                                     size_t buffer_size) {
+  TANDEM_CHECK(!devices.empty(), "broadcast_coalesced: expected at least one device");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    TANDEM_CHECK(tensors[i].defined(), "broadcast_coalesced: tensor ", i, " is undefined");
+    TANDEM_CHECK(tensors[i].device() == tensors[0].device(),
+                 "broadcast_coalesced: all tensors must be on one device, but tensor 0 "
+                 "is on ",
+                 tensors[0].device(),
+                 " and tensor ",
+                 i,
+                 " on ",
+                 tensors[i].device());
+  }
+  std::vector<std::vector<Tensor>> result(devices.size());
+  if (tensors.empty()) return result;
+  const Device source = tensors[0].device();
+  const auto buckets = make_buckets(tensors, buffer_size);
+  NoGradGuard no_grad;
+  for (size_t j = 0; j < devices.size(); ++j) {
+    if (devices[j] == source) {
+      result[j] = tensors;
+      continue;
+    }
+    result[j].resize(tensors.size());
+    for (const auto& bucket : buckets) {
+      std::vector<Tensor> pieces = allocate_pieces(tensors, bucket, devices[j]);
+      for (size_t k = 0; k < bucket.size(); ++k) {
+        const Tensor& src = tensors[bucket[k]];
+        pieces[k].copy_(detail::readable_on(src, devices[j]));
+        result[j][bucket[k]] = std::move(pieces[k]);
+      }
+    }
+  }
+  return result;
+}
+
+std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>& inputs,
+                                         Device destination,
+                                         size_t buffer_size) {
+  TANDEM_CHECK(!inputs.empty(),
+               "reduce_add_coalesced: expected tensors from at least one device");
+  const std::vector<Tensor>& first = inputs[0];
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    TANDEM_CHECK(inputs[j].size() == first.size(),
+                 "reduce_add_coalesced: input ",
+                 j,
+                 " has ",
+                 inputs[j].size(),
+                 " tensors, but input 0 has ",
+                 first.size());
+    for (size_t i = 0; i < first.size(); ++i) {
+      const Tensor& t = inputs[j][i];
+      TANDEM_CHECK(t.defined() && first[i].defined(),
+                   "reduce_add_coalesced: tensor ",
+                   i,
+                   " of input ",
+                   j,
+                   " is undefined");
+      TANDEM_CHECK(t.sizes() == first[i].sizes() && t.dtype() == first[i].dtype(),
+                   "reduce_add_coalesced: input ",
+                   j,
+                   " has invalid size: got ",
+                   t.sizes(),
+                   " (",
+                   t.dtype(),
+                   "), but expected ",
+                   first[i].sizes(),
+                   " (",
+                   first[i].dtype(),
+                   ") for tensor ",
+                   i);
+    }
+  }
+  std::vector<Tensor> result(first.size());
+  NoGradGuard no_grad;
+  for (const auto& bucket : make_buckets(first, buffer_size)) {
+    std::vector<Tensor> pieces = allocate_pieces(first, bucket, destination);
+    for (size_t k = 0; k < bucket.size(); ++k) {
+      const size_t i = bucket[k];
+      // Left to right in replica order: ((g0 + g1) + g2) + ...
+      pieces[k].copy_(detail::readable_on(first[i], destination));
+      for (size_t j = 1; j < inputs.size(); ++j) {
+        pieces[k].add_(detail::readable_on(inputs[j][i], destination));
+      }
+      result[i] = std::move(pieces[k]);
+    }
+  }
+  return result;
+}
+
+}  // namespace tandem::parallel

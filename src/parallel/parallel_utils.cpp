@@ -1,0 +1,53 @@
+#include "parallel/parallel_utils.h"
+
+#include <memory>
+#include <utility>
+
+#include "tandem/core/error.h"
+#include "tandem/core/storage.h"
+#include "tandem/ops/factory.h"
+
+namespace tandem::parallel::detail {
+
+// Tensor::copy_ between devices copies the source to the destination device
+// first and then again into place; for logical CPU devices the first copy
+// buys nothing, so the parallel layer reads the source where it lies.
+Tensor readable_on(const Tensor& src, Device device) {
+  if (src.device() == device) return src;
+  if (!src.is_cpu() || !device.is_cpu()) return src.detach().to(device);
+  const Storage& storage = src.unsafe_impl()->storage();
+  // The alias keeps the source's storage alive through its deleter.
+  Storage alias = make_storage_from_blob(
+      storage->data(), storage->nbytes(), device, [keep = storage](void*) {});
+  return Tensor(std::make_shared<TensorImpl>(
+      std::move(alias), src.dtype(), src.sizes(), src.strides(), src.storage_offset()));
+}
+
+std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,
+                                    const std::vector<Device>& devices) {
+  TANDEM_INTERNAL_ASSERT(parts.size() <= devices.size(),
+                         parts.size(),
+                         " parts for ",
+                         devices.size(),
+                         " devices");
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].device() != devices[i]) parts[i] = parts[i].detach().to(devices[i]);
+  }
+  return parts;
+}
+
+autograd::tensor_list zeros_for_missing(autograd::tensor_list grads,
+                                        const std::vector<autograd::TensorMeta>& meta) {
+  TANDEM_INTERNAL_ASSERT(grads.size() == meta.size(),
+                         grads.size(),
+                         " gradients for ",
+                         meta.size(),
+                         " outputs");
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (grads[i].defined()) continue;
+    grads[i] = zeros(meta[i].sizes, TensorOptions(meta[i].dtype).device(meta[i].device));
+  }
+  return grads;
+}
+
+}  // namespace tandem::parallel::detail

@@ -1,0 +1,31 @@
+// Private helpers shared by the parallel layer's sources: reading tensors
+// across devices, moving pieces to their devices, and gradients that never
+// arrived.
+#pragma once
+
+#include <vector>
+
+#include "tandem/autograd/node.h"
+#include "tandem/core/device.h"
+#include "tandem/core/tensor.h"
+
+namespace tandem::parallel::detail {
+
+/// `src` as an operand for an op on `device`: `src` itself if it is there;
+/// for logical CPU devices, which share the host's memory, an alias of the
+/// same memory labelled with `device` (no copy; it must only be read, and
+/// must not outlive the op that reads it); otherwise a copy. So
+/// `dst.copy_(readable_on(src, dst.device()))` moves data exactly once.
+Tensor readable_on(const Tensor& src, Device device);
+
+/// parts[i] on devices[i]: the part itself where it already is, else a
+/// contiguous copy. No autograd.
+std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,
+                                    const std::vector<Device>& devices);
+
+/// `grads` with every undefined gradient replaced by zeros shaped by the
+/// matching `meta` (gradients of outputs nobody used).
+autograd::tensor_list zeros_for_missing(autograd::tensor_list grads,
+                                        const std::vector<autograd::TensorMeta>& meta);
+
+}  // namespace tandem::parallel::detail
