@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build make pkg-config  # the build
+  g++ cmake ninja-build make pkg-config ccache  # the build
   libopenblas-dev                       # BLAS for CPU matrix products
   zlib1g-dev                            # gzip'd datasets
   libgtest-dev libbenchmark-dev         # tests and micro-benchmarks
