@@ -87,9 +87,11 @@ class Budget {
   int64_t used_ = 0;                 // tokens held by devices and helpers
 };
 
+// Never destroyed: executor threads still release their tokens while the
+// process runs its static destructors (the executors are joined then).
 Budget& budget() {
-  static Budget b;
-  return b;
+  static Budget* b = new Budget;
+  return *b;
 }
 
 thread_local bool in_pool_thread = false;
@@ -174,11 +176,14 @@ int64_t num_threads() { return budget().limit(); }
 
 int64_t intra_op_threads() { return in_pool_thread ? 1 : budget().share(); }
 
-void parallel_for(int64_t begin, int64_t end, int64_t grain,
+void parallel_for(int64_t begin,
+                  int64_t end,
+                  int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn) {
   if (begin >= end) return;
   const int64_t n = end - begin;
-  const int64_t max_ranges = (n + std::max<int64_t>(grain, 1) - 1) / std::max<int64_t>(grain, 1);
+  const int64_t max_ranges =
+      (n + std::max<int64_t>(grain, 1) - 1) / std::max<int64_t>(grain, 1);
   const int64_t wanted = std::min(intra_op_threads(), max_ranges);
   const int64_t helpers = wanted > 1 ? budget().take_helpers(wanted - 1) : 0;
   if (helpers == 0) {

@@ -16,5 +16,7 @@ class UsageError : public std::runtime_error {
 using Args = std::vector<std::string>;
 
 int run_demo(const Args& args);
+int run_devices(const Args& args);
+int run_tutorial(const Args& args);
 
 }  // namespace tandem::cli

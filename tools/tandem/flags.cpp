@@ -3,6 +3,8 @@
 #include <charconv>
 #include <iostream>
 
+#include "tandem/core/error.h"
+
 namespace tandem::cli {
 
 void Flags::add(const std::string& name,
@@ -65,6 +67,24 @@ double Flags::get_double(const std::string& name) const {
   } catch (const std::exception&) {
   }
   throw UsageError(command_ + ": --" + name + " expects a number, got '" + v + "'");
+}
+
+std::vector<Device> Flags::get_devices(const std::string& name) const {
+  std::vector<Device> devices;
+  const std::string list = get(name);
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string::npos) comma = list.size();
+    const std::string item = list.substr(start, comma - start);
+    try {
+      devices.emplace_back(item);
+    } catch (const Error& e) {
+      throw UsageError(command_ + ": --" + name + ": " + e.what());
+    }
+    start = comma + 1;
+  }
+  return devices;
 }
 
 }  // namespace tandem::cli

@@ -10,6 +10,9 @@
 
 #include <map>
 #include <string>
+#include <vector>
+
+#include "tandem/core/device.h"
 
 #include "commands.h"
 
@@ -26,6 +29,8 @@ class Flags {
   std::string get(const std::string& name) const;
   int64_t get_int(const std::string& name) const;
   double get_double(const std::string& name) const;
+  /// A comma-separated device list ("cpu:0,cpu:1"); empty for "".
+  std::vector<Device> get_devices(const std::string& name) const;
 
  private:
   struct Flag {

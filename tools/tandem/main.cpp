@@ -1,29 +1,67 @@
-// The tandem command: `tandem <command> [flags]`. Errors print
+// The tandem command: `tandem [--threads N] <command> [flags]`. Errors print
 // "error: <message>" to stderr; exit 2 for bad usage, 1 for failures.
+#include <charconv>
 #include <exception>
 #include <iostream>
 #include <string>
 
 #include "commands.h"
 #include "tandem/core/error.h"
+#include "tandem/core/parallel.h"
 
 namespace {
 
+using tandem::cli::Args;
+using tandem::cli::UsageError;
+
 void print_usage() {
-  std::cout << "usage: tandem <command> [flags]\n\n"
+  std::cout << "usage: tandem [--threads N] <command> [flags]\n\n"
                "commands:\n"
                "  demo      train the seed tutorial's Linear(5, 2) for a few steps\n"
+               "  devices   list the devices (CPU devices of the core budget, GPUs)\n"
+               "  tutorial  the data-parallel tutorial: DataParallel over --devices\n"
                "  version   print the version\n\n"
+               "global flags (before or after the command):\n"
+               "  --threads N   core budget shared by the CPU devices (default: all "
+               "cores)\n\n"
                "`tandem <command> --help` lists a command's flags.\n";
+}
+
+int64_t parse_threads(const std::string& value) {
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || end != value.data() + value.size() || n < 1) {
+    throw UsageError("--threads expects a whole number >= 1, got '" + value + "'");
+  }
+  return n;
+}
+
+// Applies the global flags wherever they stand and returns the other
+// arguments, so every command accepts them without declaring them.
+Args apply_global_flags(const Args& args) {
+  Args rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--threads") {
+      if (i + 1 >= args.size()) throw UsageError("--threads needs a value");
+      tandem::set_num_threads(parse_threads(args[++i]));
+    } else if (arg.rfind("--threads=", 0) == 0) {
+      tandem::set_num_threads(parse_threads(arg.substr(arg.find('=') + 1)));
+    } else {
+      rest.push_back(arg);
+    }
+  }
+  return rest;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace tandem::cli;
-  const std::string command = argc > 1 ? argv[1] : "";
-  const Args args(argv + std::min(argc, 2), argv + argc);
   try {
+    const Args all = apply_global_flags(Args(argv + std::min(argc, 1), argv + argc));
+    const std::string command = all.empty() ? "" : all.front();
+    const Args args(all.begin() + std::min<size_t>(all.size(), 1), all.end());
     if (command.empty() || command == "--help" || command == "-h" || command == "help") {
       print_usage();
       return command.empty() ? 2 : 0;
@@ -33,6 +71,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (command == "demo") return run_demo(args);
+    if (command == "devices") return run_devices(args);
+    if (command == "tutorial") return run_tutorial(args);
     throw UsageError("unknown command '" + command + "' (see tandem --help)");
   } catch (const UsageError& e) {
     std::cerr << "error: " << e.what() << "\n";

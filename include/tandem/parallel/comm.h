@@ -28,9 +28,9 @@ namespace tandem::parallel {
 inline constexpr size_t kDefaultBufferSize = 10485760;
 
 /// Copies `tensors` (all on one device) to every device of `devices`.
-/// result[j][i] is tensors[i] on devices[j]: where devices[j] is the
-/// tensors' own device, the input tensor itself (shared storage); elsewhere
-/// a contiguous copy with its own storage, so an in-place change of one copy
+/// result[j][i] is tensors[i] on devices[j]: for j = 0, if devices[0] is the
+/// tensors' own device, the input tensor itself (as PyTorch's); otherwise a
+/// contiguous copy with its own storage, so an in-place change of one copy
 /// never bumps the version counter of another.
 std::vector<std::vector<Tensor>> broadcast_coalesced(
     const std::vector<Tensor>& tensors,

@@ -26,8 +26,8 @@ class TensorTree {
  public:
   /// An empty list.
   TensorTree() = default;
-  TensorTree(Tensor tensor);                  // NOLINT(google-explicit-constructor)
-  TensorTree(std::vector<TensorTree> items);  // NOLINT(google-explicit-constructor)
+  TensorTree(Tensor tensor);                     // NOLINT(google-explicit-constructor)
+  TensorTree(std::vector<TensorTree> items);     // NOLINT(google-explicit-constructor)
   TensorTree(const std::vector<Tensor>& items);  // NOLINT(google-explicit-constructor)
   TensorTree(std::initializer_list<TensorTree> items);
 

@@ -13,9 +13,11 @@
 //
 // The cut depends only on the shape and the machine's core count, never on
 // the core budget or on how many devices are busy. OpenBLAS picks different
-// kernels for different block sizes (small-matrix and gemv paths), which
-// round differently; a cut that followed the thread count would make results
-// depend on it, and replicas on busy devices would disagree with one device.
+// kernels for different block sizes (small-matrix and gemv paths) that round
+// differently: with 0.3.21, a 256x10x1024 product cut into 16-row blocks
+// differs from one call in the last bits. A cut that followed the thread
+// count would make results depend on it, and replicas on busy devices would
+// disagree with one device that works alone.
 #include <cblas.h>
 
 #include <algorithm>
@@ -30,8 +32,11 @@
 namespace tandem::backend::cpu {
 namespace {
 
-// A block spans whole OpenBLAS micro-tiles (SkylakeX sgemm unrolls M by 16).
+// A block spans whole OpenBLAS micro-tiles (SkylakeX sgemm unrolls M by 16)
+// and at least 64 rows or columns: every block repacks the other operand,
+// which costs about 1/extent of the block's time.
 constexpr int64_t kBlockAlign = 16;
+constexpr int64_t kMinBlockExtent = 64;
 // Multiply-adds below which a block is not worth waking a thread for
 // (about 15 us on one core).
 constexpr double kMinBlockWork = 1 << 20;
@@ -65,7 +70,7 @@ Blocks plan_blocks(int64_t m, int64_t n, int64_t k) {
   const int64_t side = by_rows ? m : n;
   const double work = static_cast<double>(m) * static_cast<double>(n) * k;
   int64_t count = max_blocks();
-  while (count > 1 && (work / count < kMinBlockWork || side / count < kBlockAlign)) {
+  while (count > 1 && (work / count < kMinBlockWork || side / count < kMinBlockExtent)) {
     count /= 2;
   }
   const int64_t extent = (side + count - 1) / count;

@@ -1,0 +1,140 @@
+// data_parallel: one forward of a module over several devices, as
+// LibTorch's torch::nn::parallel::data_parallel: scatter the input along
+// `dim`, replicate the module onto the first k devices (k = number of
+// pieces), parallel_apply, gather onto `output_device` (default: the first
+// device). Backward through the result leaves in the module's parameters the
+// gradients of the whole batch.
+//
+// As in LibTorch, the module may live on any one device (gradients land
+// there) and a single device runs the module itself there: the module and
+// input are moved to it and the output to `output_device`. Without a device
+// list, every CUDA device is used; with neither a list nor CUDA the module
+// is simply called (tandem's CPU fallback, as DataParallel's).
+//
+//   std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
+//   auto y = tandem::nn::parallel::data_parallel(model, x, devices);
+//   tandem::mse_loss(y, target).backward();
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "tandem/core/device.h"
+#include "tandem/core/error.h"
+#include "tandem/core/tensor.h"
+#include "tandem/nn/module.h"
+#include "tandem/nn/module_holder.h"
+#include "tandem/parallel/parallel_apply.h"
+#include "tandem/parallel/tensor_tree.h"
+
+namespace tandem::parallel {
+
+namespace detail {
+
+/// A module's forward, type-erased over the module's type.
+using Forward = std::function<TensorTree(nn::Module&, const TensorTree&)>;
+
+/// The module type behind a holder (Linear -> LinearImpl) or a shared_ptr;
+/// no `type` for anything else.
+template <typename ModuleType>
+struct module_type_of {};
+template <typename M>
+struct module_type_of<std::shared_ptr<M>> {
+  using type = M;
+};
+template <nn::module_holder ModuleType>
+struct module_type_of<ModuleType> {
+  using type = typename ModuleType::ContainedType;
+};
+template <typename ModuleType>
+using module_type_of_t = typename module_type_of<ModuleType>::type;
+
+/// A module type data parallelism can run: a Module with a forward taking
+/// a Tensor or a TensorTree.
+template <typename M>
+concept replicable_module = std::derived_from<M, nn::Module> &&
+    (tree_forward<M> || tensor_forward<M>);
+
+template <typename ModuleType>
+std::shared_ptr<module_type_of_t<ModuleType>> module_pointer(const ModuleType& module) {
+  if constexpr (nn::module_holder<ModuleType>) {
+    return module.ptr();
+  } else {
+    TANDEM_CHECK(module != nullptr, "data_parallel: the module is null");
+    return module;
+  }
+}
+
+/// Forward for modules of type M (replicas are clones, so of type M too).
+template <replicable_module M>
+Forward forward_of() {
+  return [](nn::Module& module, const TensorTree& input) {
+    auto* typed = dynamic_cast<M*>(&module);
+    TANDEM_INTERNAL_ASSERT(typed != nullptr, "a replica of another module type");
+    return call_forward(*typed, input);
+  };
+}
+
+/// The per-device inputs: scatter(inputs), or, when `inputs` holds no
+/// tensor, `inputs` once (the module then runs once, on devices[0]).
+std::vector<TensorTree> scatter_inputs(const TensorTree& inputs,
+                                       const std::vector<Device>& devices,
+                                       int64_t dim);
+
+/// replicate onto the first scattered.size() devices, parallel_apply,
+/// gather onto `output_device`.
+TensorTree replicate_apply_gather(const std::shared_ptr<nn::Module>& module,
+                                  const Forward& forward,
+                                  const std::vector<TensorTree>& scattered,
+                                  const std::vector<Device>& devices,
+                                  Device output_device,
+                                  int64_t dim);
+
+TensorTree data_parallel(const std::shared_ptr<nn::Module>& module,
+                         const Forward& forward,
+                         const TensorTree& input,
+                         const std::optional<std::vector<Device>>& devices,
+                         const std::optional<Device>& output_device,
+                         int64_t dim);
+
+}  // namespace detail
+
+/// Runs `module` (a holder or shared_ptr) on `input` over `devices`.
+template <typename ModuleType>
+requires detail::replicable_module<detail::module_type_of_t<ModuleType>> TensorTree
+data_parallel(const ModuleType& module,
+              const TensorTree& input,
+              const std::optional<std::vector<Device>>& devices = std::nullopt,
+              const std::optional<Device>& output_device = std::nullopt,
+              int64_t dim = 0) {
+  using M = detail::module_type_of_t<ModuleType>;
+  return detail::data_parallel(detail::module_pointer(module),
+                               detail::forward_of<M>(),
+                               input,
+                               devices,
+                               output_device,
+                               dim);
+}
+
+/// One tensor in, one tensor out (LibTorch's signature).
+template <typename ModuleType>
+requires detail::replicable_module<detail::module_type_of_t<ModuleType>> Tensor
+data_parallel(const ModuleType& module,
+              const Tensor& input,
+              const std::optional<std::vector<Device>>& devices = std::nullopt,
+              const std::optional<Device>& output_device = std::nullopt,
+              int64_t dim = 0) {
+  const TensorTree out =
+      data_parallel(module, TensorTree(input), devices, output_device, dim);
+  TANDEM_CHECK(out.is_tensor(),
+               "data_parallel: the module returned a list of ",
+               out.size(),
+               " items; pass the input as a TensorTree to get it");
+  return out.tensor();
+}
+
+}  // namespace tandem::parallel

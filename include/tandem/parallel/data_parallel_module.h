@@ -1,0 +1,112 @@
+// nn::DataParallel: a module that runs the module it wraps over several
+// devices on every forward (PyTorch's torch.nn.DataParallel): the input is
+// scattered along `dim` over device_ids, the module replicated (replicas are
+// cached between calls, see replicate.h), the replicas run on the devices'
+// executor threads, and the outputs are gathered on output_device.
+//
+// - The wrapped module is the child "module": state_dict keys read
+//   "module.<name>", and DataParallel nests inside other modules.
+// - With several device ids the module must already be on device_ids[0]
+//   (checked every call); with one id the constructor moves it there, and
+//   forward runs the module itself and returns its output as it is.
+// - Without device_ids every CUDA device is used; with neither device_ids
+//   nor CUDA, forward simply calls the module (so the same code runs on a
+//   machine without GPUs). Logical CPU devices are devices: device_ids
+//   {cpu:0, cpu:1} runs two replicas at once.
+// - output_device may be any device, "cpu" included (default device_ids[0]).
+//
+//   namespace nn = tandem::nn;
+//   nn::DataParallel dp(nn::Linear(5, 2),
+//                       nn::DataParallelOptions().device_ids({"cpu:0", "cpu:1"}));
+//   auto y = dp(x);                 // x: [30, 5] -> two replicas of 15 rows
+//   y.sum().backward();             // gradients in dp->module()'s parameters
+//   auto* fc = dp->module()->as<nn::Linear>();
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "tandem/core/device.h"
+#include "tandem/core/tensor.h"
+#include "tandem/nn/module.h"
+#include "tandem/nn/module_holder.h"
+#include "tandem/parallel/data_parallel.h"
+#include "tandem/parallel/tensor_tree.h"
+
+namespace tandem::nn {
+
+class DataParallelOptions {
+ public:
+  /// The devices to run on (default: every CUDA device).
+  DataParallelOptions& device_ids(std::vector<Device> value) {
+    device_ids_ = std::move(value);
+    return *this;
+  }
+  /// Where outputs are gathered (default: device_ids[0]).
+  DataParallelOptions& output_device(Device value) {
+    output_device_ = value;
+    return *this;
+  }
+  /// The dimension inputs are split along and outputs joined along.
+  DataParallelOptions& dim(int64_t value) {
+    dim_ = value;
+    return *this;
+  }
+
+  const std::optional<std::vector<Device>>& device_ids() const noexcept {
+    return device_ids_;
+  }
+  const std::optional<Device>& output_device() const noexcept { return output_device_; }
+  int64_t dim() const noexcept { return dim_; }
+
+ private:
+  std::optional<std::vector<Device>> device_ids_;
+  std::optional<Device> output_device_;
+  int64_t dim_ = 0;
+};
+
+class DataParallelImpl : public Module {
+ public:
+  /// Wraps `module` (a holder such as Linear, or a shared_ptr to a module)
+  /// whose forward takes a Tensor or a TensorTree.
+  template <typename ModuleType>
+  requires parallel::detail::replicable_module<
+      parallel::detail::module_type_of_t<ModuleType>>
+  explicit DataParallelImpl(const ModuleType& module, DataParallelOptions options = {})
+      : DataParallelImpl(parallel::detail::module_pointer(module),
+                         parallel::detail::forward_of<
+                             parallel::detail::module_type_of_t<ModuleType>>(),
+                         options) {}
+
+  /// One tensor in, one tensor out (the module must return one tensor).
+  Tensor forward(const Tensor& input);
+  /// A tensor or nested list in; the module's output, gathered, out.
+  parallel::TensorTree forward(const parallel::TensorTree& input);
+
+  /// The wrapped module (the original, never a replica).
+  const std::shared_ptr<Module>& module() const noexcept { return module_; }
+  /// Empty when forward calls the module directly (no CUDA, no device_ids).
+  const std::vector<Device>& device_ids() const noexcept { return device_ids_; }
+  /// Unset when device_ids() is empty.
+  const std::optional<Device>& output_device() const noexcept { return output_device_; }
+  int64_t dim() const noexcept { return dim_; }
+
+ private:
+  DataParallelImpl(std::shared_ptr<Module> module,
+                   parallel::detail::Forward forward,
+                   const DataParallelOptions& options);
+  void check_placement() const;
+
+  std::shared_ptr<Module> module_;
+  parallel::detail::Forward forward_;
+  std::vector<Device> device_ids_;
+  std::optional<Device> output_device_;
+  int64_t dim_ = 0;
+};
+
+TANDEM_MODULE(DataParallel);
+
+}  // namespace tandem::nn

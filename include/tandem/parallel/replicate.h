@@ -1,0 +1,80 @@
+// replicate: copies of a module on several devices, as LibTorch's
+// torch::nn::parallel::replicate, whose parameters send their gradients
+// back to the original.
+//
+// Each call records one backward node (PyTorch's Broadcast) whose inputs are
+// the original parameters (and buffers) that require grad and whose outputs
+// are the replicas' copies; its backward sums the replicas' gradients in
+// replica order onto the original's device (reduce_add_coalesced), so after
+// backward each original .grad holds the sum over replicas, and a parameter
+// no replica used gets zeros. With grad mode off the replicas carry no
+// history.
+//
+// The replica on the original's own device shares its storage: its
+// parameters alias the original data (but are not leaves), its buffers are
+// the original buffers' memory, so in-place buffer updates made by that
+// replica persist and those of the others do not.
+//
+// The replicas' module trees are built once per (module, device list) with
+// Module::clone(device) and cached; later calls only refresh their tensors
+// (and training flags). A changed parameter or buffer set (count, shapes,
+// dtypes, devices, or a replaced submodule) rebuilds them. Plain members
+// copied by clone() are not refreshed: after changing one on the original,
+// call clear_replica_cache(). Calls for the same module must not overlap.
+//
+//   std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
+//   auto replicas = tandem::parallel::replicate(model, devices);
+//   auto y1 = replicas[1]->forward(x.to("cpu:1"));
+//   y1.sum().backward();   // model's parameters get the gradients
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "tandem/core/device.h"
+#include "tandem/core/error.h"
+#include "tandem/nn/module.h"
+#include "tandem/nn/module_holder.h"
+
+namespace tandem::parallel {
+
+namespace detail {
+/// replicate() for any module type: the replicas (the module's dynamic type).
+std::vector<std::shared_ptr<nn::Module>> replicate_module(
+    const std::shared_ptr<nn::Module>& module, const std::vector<Device>& devices);
+}  // namespace detail
+
+/// One replica of `module` per device of `devices` (none for an empty list).
+/// The module must be Cloneable and have all its parameters and buffers on
+/// one device; a replica's parameters() are its own copies.
+template <typename ModuleType>
+std::vector<std::shared_ptr<ModuleType>> replicate(
+    const std::shared_ptr<ModuleType>& module, const std::vector<Device>& devices) {
+  TANDEM_CHECK(module != nullptr, "replicate: the module is null");
+  std::vector<std::shared_ptr<ModuleType>> replicas;
+  for (const auto& replica : detail::replicate_module(module, devices)) {
+    auto typed = std::dynamic_pointer_cast<ModuleType>(replica);
+    TANDEM_CHECK(typed != nullptr,
+                 "replicate: clone() of ",
+                 module->name(),
+                 " returned a ",
+                 replica->name(),
+                 "; the module must be Cloneable as its own type");
+    replicas.push_back(std::move(typed));
+  }
+  return replicas;
+}
+
+template <typename ModuleType>
+std::vector<nn::ModuleHolder<ModuleType>> replicate(
+    const nn::ModuleHolder<ModuleType>& module, const std::vector<Device>& devices) {
+  std::vector<nn::ModuleHolder<ModuleType>> holders;
+  for (auto& replica : replicate(module.ptr(), devices)) holders.emplace_back(replica);
+  return holders;
+}
+
+/// Forgets the cached replicas of `module`, so the next replicate() builds
+/// them afresh from the module as it is now.
+void clear_replica_cache(const nn::Module& module);
+
+}  // namespace tandem::parallel

@@ -1,0 +1,59 @@
+#include "tandem/parallel/data_parallel.h"
+
+#include "tandem/core/device_guard.h"
+#include "tandem/parallel/replicate.h"
+#include "tandem/parallel/scatter_gather.h"
+
+namespace tandem::parallel::detail {
+
+std::vector<TensorTree> scatter_inputs(const TensorTree& inputs,
+                                       const std::vector<Device>& devices,
+                                       int64_t dim) {
+  if (inputs.tensors().empty()) return {inputs};
+  return scatter(inputs, devices, dim);
+}
+
+TensorTree replicate_apply_gather(const std::shared_ptr<nn::Module>& module,
+                                  const Forward& forward,
+                                  const std::vector<TensorTree>& scattered,
+                                  const std::vector<Device>& devices,
+                                  Device output_device,
+                                  int64_t dim) {
+  const std::vector<Device> used(devices.begin(), devices.begin() + scattered.size());
+  const auto replicas = replicate_module(module, used);
+  const std::vector<TensorTree> outputs = parallel_apply(
+      replicas.size(),
+      [&](size_t i, const TensorTree& input) { return forward(*replicas[i], input); },
+      scattered,
+      used);
+  return gather(outputs, output_device, dim);
+}
+
+TensorTree data_parallel(const std::shared_ptr<nn::Module>& module,
+                         const Forward& forward,
+                         const TensorTree& input,
+                         const std::optional<std::vector<Device>>& devices,
+                         const std::optional<Device>& output_device,
+                         int64_t dim) {
+  std::vector<Device> ids;
+  if (devices) {
+    ids = *devices;
+    TANDEM_CHECK(!ids.empty(), "data_parallel: the device list is empty");
+  } else {
+    for (int64_t i = 0; i < device_count(kCUDA); ++i) {
+      ids.emplace_back(kCUDA, static_cast<int>(i));
+    }
+    if (ids.empty()) return forward(*module, input);
+  }
+  const Device output = output_device.value_or(ids.front());
+  if (ids.size() == 1) {
+    module->to(ids.front());
+    const TensorTree out =
+        forward(*module, input.map([&](const Tensor& t) { return t.to(ids.front()); }));
+    return out.map([&](const Tensor& t) { return t.to(output); });
+  }
+  return replicate_apply_gather(
+      module, forward, scatter_inputs(input, ids, dim), ids, output, dim);
+}
+
+}  // namespace tandem::parallel::detail

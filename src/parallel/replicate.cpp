@@ -1,0 +1,195 @@
+#include "tandem/parallel/replicate.h"
+
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "parallel/parallel_utils.h"
+#include "parallel/replica_cache.h"
+#include "tandem/autograd/grad_mode.h"
+#include "tandem/autograd/node.h"
+#include "tandem/core/storage.h"
+#include "tandem/parallel/comm.h"
+
+namespace tandem::parallel {
+namespace {
+
+using autograd::tensor_list;
+
+// The original's distinct tensors (a tensor registered twice is broadcast
+// once) and, for each slot of its layout, which of them it is.
+struct Distinct {
+  std::vector<Tensor> tensors;
+  std::vector<size_t> of_slot;
+};
+
+Distinct distinct_tensors(const std::vector<Tensor>& slots) {
+  Distinct d;
+  std::unordered_map<const TensorImpl*, size_t> index;
+  for (const Tensor& t : slots) {
+    auto [it, inserted] = index.try_emplace(t.unsafe_impl(), d.tensors.size());
+    if (inserted) d.tensors.push_back(t);
+    d.of_slot.push_back(it->second);
+  }
+  return d;
+}
+
+void check_one_device(const nn::Module& module, const std::vector<Tensor>& tensors) {
+  for (const Tensor& t : tensors) {
+    TANDEM_CHECK(t.device() == tensors.front().device(),
+                 "replicate: all parameters and buffers of ",
+                 module.name(),
+                 " must be on one device, but found ",
+                 tensors.front().device(),
+                 " and ",
+                 t.device());
+  }
+}
+
+// Sets each replica module's training flag to its original's. train() is
+// recursive, so walking in pre-order lets descendants override ancestors.
+void copy_training_flags(const detail::ModuleLayout& original,
+                         const detail::ModuleLayout& replica) {
+  for (size_t i = 0; i < original.modules.size(); ++i) {
+    const bool training = original.modules[i]->is_training();
+    if (replica.modules[i]->is_training() != training) {
+      replica.modules[i]->train(training);
+    }
+  }
+}
+
+// Whether nothing but these replica tensors holds their memory: then new
+// values can be written into it. See Note [Refreshing replicas].
+bool owns_its_storage(const std::vector<Tensor>& slots) {
+  std::unordered_set<const TensorImpl*> seen;
+  std::unordered_map<const StorageImpl*, long> holders;
+  for (const Tensor& t : slots) {
+    if (seen.insert(t.unsafe_impl()).second) ++holders[t.unsafe_impl()->storage().get()];
+  }
+  for (const Tensor& t : slots) {
+    const Storage& storage = t.unsafe_impl()->storage();
+    if (storage.use_count() != holders[storage.get()]) return false;
+  }
+  return true;
+}
+
+// Note [Refreshing replicas]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Replica 0, when it is on the original's device, points its tensors at the
+// original's storage (set_data). The other replicas need copies. When
+// nothing but a replica holds its tensors' memory (the graph of the last
+// call is gone), the new values are copied into that memory: no allocation,
+// and the memory is warm. Otherwise, as when a graph of an earlier call
+// still saves them for backward, every replica gets fresh copies from
+// broadcast_coalesced and the old memory stays with that graph. Either way
+// the tensors lose the history of the last call (record_broadcast adds this
+// one's).
+void refresh_tensors(const Distinct& originals,
+                     std::vector<detail::Replica*>& replicas,
+                     const std::vector<Device>& devices) {
+  if (originals.tensors.empty()) return;
+  NoGradGuard no_grad;
+  const bool alias_first = devices.front() == originals.tensors.front().device();
+  bool in_place = true;
+  for (size_t j = alias_first ? 1 : 0; j < replicas.size(); ++j) {
+    in_place = in_place && owns_its_storage(replicas[j]->layout.tensors);
+  }
+  std::vector<std::vector<Tensor>> copies;
+  if (!in_place) copies = broadcast_coalesced(originals.tensors, devices);
+  for (size_t j = 0; j < replicas.size(); ++j) {
+    std::vector<Tensor>& slots = replicas[j]->layout.tensors;
+    for (size_t s = 0; s < slots.size(); ++s) {
+      const size_t u = originals.of_slot[s];
+      slots[s].detach_();
+      if (!in_place) {
+        slots[s].set_data(copies[j][u]);
+      } else if (j == 0 && alias_first) {
+        slots[s].set_data(originals.tensors[u]);
+      } else {
+        slots[s].copy_(detail::readable_on(originals.tensors[u], slots[s].device()));
+      }
+    }
+  }
+}
+
+// Records the backward node of one replicate call (PyTorch's Broadcast):
+// inputs are the distinct originals that require grad, outputs their
+// copies on each replica, device-major; backward sums each original's
+// gradients over the replicas onto the original's device.
+void record_broadcast(const Distinct& originals,
+                      std::vector<detail::Replica*>& replicas) {
+  std::vector<Tensor> inputs;
+  std::vector<size_t> input_of(originals.tensors.size(), SIZE_MAX);
+  for (size_t u = 0; u < originals.tensors.size(); ++u) {
+    if (!originals.tensors[u].requires_grad()) continue;
+    input_of[u] = inputs.size();
+    inputs.push_back(originals.tensors[u]);
+  }
+  if (!GradMode::is_enabled() || inputs.empty()) return;
+  const size_t m = inputs.size();
+  std::vector<Tensor*> outputs(replicas.size() * m, nullptr);
+  // A tensor registered twice has one output; its second slot shares it.
+  std::vector<std::pair<Tensor*, uint32_t>> shared_slots;
+  std::vector<autograd::TensorMeta> meta(outputs.size());
+  for (size_t j = 0; j < replicas.size(); ++j) {
+    std::vector<Tensor>& slots = replicas[j]->layout.tensors;
+    for (size_t s = 0; s < slots.size(); ++s) {
+      const size_t input = input_of[originals.of_slot[s]];
+      if (input == SIZE_MAX) continue;
+      const size_t o = j * m + input;
+      if (outputs[o] == nullptr) {
+        outputs[o] = &slots[s];
+        meta[o] = {slots[s].sizes(), slots[s].dtype(), slots[s].device()};
+      } else {
+        shared_slots.emplace_back(&slots[s], static_cast<uint32_t>(o));
+      }
+    }
+  }
+  const size_t n = replicas.size();
+  const Device destination = inputs.front().device();
+  auto node = autograd::record_function(
+      "BroadcastBackward",
+      inputs,
+      outputs,
+      [n, m, destination, meta = std::move(meta)](const tensor_list& grads) {
+        tensor_list all = detail::zeros_for_missing(grads, meta);
+        std::vector<std::vector<Tensor>> per_replica(n);
+        for (size_t j = 0; j < n; ++j) {
+          per_replica[j].assign(all.begin() + j * m, all.begin() + (j + 1) * m);
+        }
+        return reduce_add_coalesced(per_replica, destination);
+      });
+  for (auto [slot, output_nr] : shared_slots)
+    autograd::set_history(*slot, node, output_nr);
+}
+
+}  // namespace
+
+namespace detail {
+
+std::vector<std::shared_ptr<nn::Module>> replicate_module(
+    const std::shared_ptr<nn::Module>& module, const std::vector<Device>& devices) {
+  TANDEM_CHECK(module != nullptr, "replicate: the module is null");
+  if (devices.empty()) return {};
+  const ModuleLayout layout(*module);
+  check_one_device(*module, layout.tensors);
+  std::shared_ptr<ReplicaSet> set = cached_replicas(module, layout, devices);
+  std::lock_guard<std::mutex> lock(set->mutex);
+  std::vector<Replica*> replicas;
+  for (size_t j = 0; j < devices.size(); ++j) replicas.push_back(&set->replicas[j]);
+
+  const Distinct originals = distinct_tensors(layout.tensors);
+  refresh_tensors(originals, replicas, devices);
+  for (Replica* r : replicas) copy_training_flags(layout, r->layout);
+  record_broadcast(originals, replicas);
+
+  std::vector<std::shared_ptr<nn::Module>> result;
+  for (Replica* r : replicas) result.push_back(r->module);
+  return result;
+}
+
+}  // namespace detail
+
+void clear_replica_cache(const nn::Module& module) { detail::forget_replicas(module); }
+
+}  // namespace tandem::parallel

@@ -1,0 +1,47 @@
+// `tandem devices`: the devices this process can place work on. One line per
+// logical CPU device of the core budget (--threads), each with its cores and
+// the host's memory, then the CUDA devices.
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "commands.h"
+#include "flags.h"
+#include "tandem/tandem.h"
+
+namespace tandem::cli {
+namespace {
+
+std::string gib(int64_t bytes) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / (1 << 30)
+      << " GiB";
+  return out.str();
+}
+
+}  // namespace
+
+int run_devices(const Args& args) {
+  Flags flags("devices");
+  if (!flags.parse(args)) return 0;
+  std::cout << "core budget: " << num_threads() << " of "
+            << std::thread::hardware_concurrency() << " cores\n";
+  int64_t gpus = 0;
+  for (const DeviceInfo& info : list_devices()) {
+    if (info.device.is_cpu()) {
+      std::cout << info.device << "  " << info.cores
+                << (info.cores == 1 ? " core" : " cores") << ", host memory "
+                << gib(info.total_memory) << "\n";
+      continue;
+    }
+    ++gpus;
+    std::cout << info.device << "  " << info.name << ", " << gib(info.total_memory)
+              << ", " << info.cores << " multiprocessors\n";
+  }
+  if (gpus == 0) std::cout << "cuda: none (this build has no CUDA backend)\n";
+  return 0;
+}
+
+}  // namespace tandem::cli
