@@ -51,16 +51,18 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
       }
     }
     tensor_list outputs;
-    std::exception_ptr error;
     if (!failed) {
       try {
         outputs = detail::evaluate(*task, node, std::move(grads));
       } catch (...) {
-        error = std::current_exception();
+        // Straight into the task: a local exception_ptr released after the
+        // caller woke would free the exception on this thread, unordered
+        // with the caller's use of it.
+        std::lock_guard<std::mutex> lock(task->mutex);
+        if (!task->error) task->error = std::current_exception();
       }
     }
     std::lock_guard<std::mutex> lock(task->mutex);
-    if (error && !task->error) task->error = error;
     if (!task->error) {
       try {
         for (Device d : detail::deliver(*task, node, outputs)) {

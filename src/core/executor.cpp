@@ -108,7 +108,11 @@ Executor& Executor::of(Device device) {
   return *slot;
 }
 
-bool in_executor_thread() { return this_thread_executor != nullptr; }
+bool in_executor_thread() {
+  // parallel_for's helpers count too: waiting there on other devices could
+  // deadlock just the same.
+  return this_thread_executor != nullptr || detail::in_intra_op_worker();
+}
 
 std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& devices,
                                                const std::function<void(size_t)>& task) {

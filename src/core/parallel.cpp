@@ -191,7 +191,9 @@ void parallel_for(int64_t begin,
     return;
   }
   const int64_t ranges = helpers + 1;
-  pool().ensure_threads(static_cast<size_t>(num_threads() - 1));
+  // Only as many threads as are ever asked for at once: a huge budget
+  // (--threads 1000) costs nothing until the work is there.
+  pool().ensure_threads(static_cast<size_t>(helpers));
   const int64_t step = (n + ranges - 1) / ranges;
   Completion done;
   done.pending = ranges - 1;
@@ -226,6 +228,8 @@ namespace detail {
 
 BusyDeviceScope::BusyDeviceScope() { budget().acquire_device(); }
 BusyDeviceScope::~BusyDeviceScope() { budget().release_device(); }
+
+bool in_intra_op_worker() { return in_pool_thread; }
 
 int64_t busy_devices() { return budget().devices(); }
 

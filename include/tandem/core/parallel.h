@@ -1,9 +1,11 @@
 // The CPU core budget and intra-op parallelism.
 //
 // tandem uses at most num_threads() busy threads for compute (default: all
-// cores). Logical CPU devices that work at the same time share that budget:
-// while k devices are busy, each gets max(1, num_threads() / k) threads for
-// its ops (GEMMs and any parallel_for), so N replicas never oversubscribe
+// cores). Every busy thread holds a token of that budget: a device's
+// executor takes one before it runs a task (waiting if none is free), and
+// parallel_for's helpers take what is free without waiting. While k devices
+// are busy or waiting, each one's ops use up to max(1, num_threads() / k)
+// threads (GEMMs and any parallel_for), so N replicas never oversubscribe
 // the cores, and one device alone gets them all.
 //
 //   tandem::set_num_threads(2);
@@ -45,7 +47,10 @@ class BusyDeviceScope {
   BusyDeviceScope& operator=(const BusyDeviceScope&) = delete;
 };
 
-/// Number of devices currently busy (at least 1 for the caller's view).
+/// Whether the calling thread is one of parallel_for's helper threads.
+bool in_intra_op_worker();
+
+/// Number of devices currently busy (0 when none is).
 int64_t busy_devices();
 
 }  // namespace detail
