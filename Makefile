@@ -16,6 +16,8 @@ TSAN_BUILD ?= build-tsan
 # The layers whose threads ThreadSanitizer checks (those with tests so far).
 TSAN_LAYERS := $(foreach l,core autograd nn parallel,$(if $(wildcard tests/$(l)/*_test.cpp),$(l)))
 CMAKE_FLAGS ?=
+# Paths relative to the checkout, so ccache hits across clones of the repo.
+export CCACHE_BASEDIR ?= $(CURDIR)
 GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
 LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache,)
 
