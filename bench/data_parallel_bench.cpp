@@ -13,8 +13,11 @@ namespace nn = tandem::nn;
 
 nn::Sequential make_mlp() {
   tandem::manual_seed(0);
-  return nn::Sequential(nn::Linear(784, 1024), nn::ReLU(), nn::Linear(1024, 1024),
-                        nn::ReLU(), nn::Linear(1024, 10));
+  return nn::Sequential(nn::Linear(784, 1024),
+                        nn::ReLU(),
+                        nn::Linear(1024, 1024),
+                        nn::ReLU(),
+                        nn::Linear(1024, 10));
 }
 
 template <typename Forward>
@@ -24,9 +27,8 @@ void forward_backward(benchmark::State& state, nn::Sequential& mlp, Forward forw
     mlp->zero_grad();
     tandem::cross_entropy(forward(x), y).backward();
   }
-  state.counters["samples/s"] =
-      benchmark::Counter(256.0 * static_cast<double>(state.iterations()),
-                         benchmark::Counter::kIsRate);
+  state.counters["samples/s"] = benchmark::Counter(
+      256.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 // cpu:0 alone with a budget of state.range(0) cores.
@@ -55,7 +57,8 @@ void BM_ReplicateMlpCached(benchmark::State& state) {
   nn::Sequential mlp = make_mlp();
   std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
   tandem::parallel::replicate(mlp, devices);  // builds and caches the replicas
-  for (auto _ : state) benchmark::DoNotOptimize(tandem::parallel::replicate(mlp, devices));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(tandem::parallel::replicate(mlp, devices));
 }
 BENCHMARK(BM_ReplicateMlpCached)->Unit(benchmark::kMicrosecond);
 

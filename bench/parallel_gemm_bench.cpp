@@ -12,10 +12,10 @@ using tandem::Tensor;
 constexpr double kFlop = 2.0 * 256 * 784 * 1024;
 
 void set_rate(benchmark::State& state, double flop_per_iteration) {
-  state.counters["GFLOP/s"] = benchmark::Counter(
-      flop_per_iteration * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate,
-      benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flop_per_iteration * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate,
+                         benchmark::Counter::kIs1000);
 }
 
 // One device (the calling thread), budget state.range(0).
@@ -27,7 +27,11 @@ void BM_LinearOneDevice(benchmark::State& state) {
   set_rate(state, kFlop);
   tandem::set_num_threads(2);
 }
-BENCHMARK(BM_LinearOneDevice)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LinearOneDevice)
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // state.range(0) devices at once, budget 2, each running the same forward.
 void BM_LinearDevices(benchmark::State& state) {

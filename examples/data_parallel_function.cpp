@@ -16,7 +16,8 @@
 
 using namespace tandem;
 
-Tensor data_parallel(nn::Linear module, const Tensor& input,
+Tensor data_parallel(nn::Linear module,
+                     const Tensor& input,
                      const std::vector<Device>& device_ids,
                      std::optional<Device> output_device = std::nullopt) {
   if (device_ids.empty()) return module->forward(input);

@@ -21,15 +21,17 @@ constexpr int64_t input_size = 5, output_size = 2, batch_size = 30, data_size = 
 
 struct ModelImpl : nn::Cloneable<ModelImpl> {
   ModelImpl() { reset(); }
-  void reset() override { fc = register_module("fc", nn::Linear(input_size, output_size)); }
+  void reset() override {
+    fc = register_module("fc", nn::Linear(input_size, output_size));
+  }
 
   Tensor forward(const Tensor& input) {
     Tensor output = fc->forward(input);
     // Replicas print from their own threads: one whole line at a time.
     static std::mutex print;
     std::ostringstream line;
-    line << "\tIn Model: input size " << input.sizes() << " output size " << output.sizes()
-         << "\n";
+    line << "\tIn Model: input size " << input.sizes() << " output size "
+         << output.sizes() << "\n";
     std::lock_guard<std::mutex> lock(print);
     std::cout << line.str();
     return output;
@@ -64,11 +66,13 @@ int main(int argc, char** argv) {
 
   for (int64_t start = 0; start < data_size; start += batch_size) {
     int64_t n = std::min(batch_size, data_size - start);
-    Tensor index = tensor(std::vector<int64_t>(order.begin() + start, order.begin() + start + n));
+    Tensor index =
+        tensor(std::vector<int64_t>(order.begin() + start, order.begin() + start + n));
     Tensor input = data.index_select(0, index).to(devices.front());
-    Tensor output = parallel.is_empty() ? model->forward(input) : parallel->forward(input);
-    std::cout << "Outside: input size " << input.sizes() << " output_size " << output.sizes()
-              << "\n";
+    Tensor output =
+        parallel.is_empty() ? model->forward(input) : parallel->forward(input);
+    std::cout << "Outside: input size " << input.sizes() << " output_size "
+              << output.sizes() << "\n";
   }
   return 0;
 }

@@ -40,8 +40,8 @@ int main() {
   bool ok = out.device() == second;
   for (const auto& item : model->named_parameters()) {
     const Tensor& p = item.value();
-    std::cout << "  " << item.key() << " " << p.sizes() << " on " << p.device() << ", grad on "
-              << p.grad().device() << "\n";
+    std::cout << "  " << item.key() << " " << p.sizes() << " on " << p.device()
+              << ", grad on " << p.grad().device() << "\n";
     ok = ok && p.grad().defined() && p.grad().device() == p.device();
   }
   // The linear's weight gradient equals the single-device computation.

@@ -13,9 +13,10 @@ struct DataParallelModelImpl : nn::Module {
   explicit DataParallelModelImpl(std::vector<Device> devices) {
     block1 = register_module("block1", nn::Linear(10, 20));
     // wrap block2 in DataParallel
-    block2 = register_module(
-        "block2",
-        nn::DataParallel(nn::Linear(20, 20), nn::DataParallelOptions().device_ids(devices)));
+    block2 =
+        register_module("block2",
+                        nn::DataParallel(nn::Linear(20, 20),
+                                         nn::DataParallelOptions().device_ids(devices)));
     block3 = register_module("block3", nn::Linear(20, 20));
   }
 
@@ -43,9 +44,12 @@ int main() {
     std::cout << " " << item.key();
   }
   std::cout << "\n";
-  const std::vector<std::string> want = {"block1.weight",        "block1.bias",
-                                         "block2.module.weight", "block2.module.bias",
-                                         "block3.weight",        "block3.bias"};
+  const std::vector<std::string> want = {"block1.weight",
+                                         "block1.bias",
+                                         "block2.module.weight",
+                                         "block2.module.bias",
+                                         "block3.weight",
+                                         "block3.bias"};
   bool ok = keys == want && y.sizes() == IntList{16, 20};
   for (const auto& p : model->parameters()) ok = ok && p.grad().defined();
   std::cout << (ok ? "ok" : "FAILED") << "\n";

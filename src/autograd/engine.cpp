@@ -89,7 +89,8 @@ void run_on_calling_thread(GraphTask& task) {
   }
 }
 
-void run(const std::shared_ptr<GraphTask>& task, const std::vector<Edge>& roots,
+void run(const std::shared_ptr<GraphTask>& task,
+         const std::vector<Edge>& roots,
          const tensor_list& root_grads) {
   detail::compute_dependencies(*task, roots);
   if (!task->accumulate) detail::compute_needed(*task, roots);

@@ -15,14 +15,24 @@ void accumulate_into(tensor_list& buffer, uint32_t index, const Tensor& g) {
 // a formula computing in a wider dtype cannot change the dtype of a .grad.
 Tensor validate_gradient(const Node& from, const Edge& edge, Tensor g) {
   const auto& meta = edge.node->output_meta();
-  TANDEM_INTERNAL_ASSERT(edge.input_nr < meta.size(), from.name(),
-                         " has an edge to a missing input of ", edge.node->name());
+  TANDEM_INTERNAL_ASSERT(edge.input_nr < meta.size(),
+                         from.name(),
+                         " has an edge to a missing input of ",
+                         edge.node->name());
   const TensorMeta& want = meta[edge.input_nr];
-  TANDEM_INTERNAL_ASSERT(g.sizes() == want.sizes, from.name(),
-                         " returned a gradient of shape ", g.sizes(),
-                         " for a tensor of shape ", want.sizes);
-  TANDEM_CHECK(g.device() == want.device, "backward: ", from.name(),
-               " produced a gradient on ", g.device(), " for a tensor on ", want.device);
+  TANDEM_INTERNAL_ASSERT(g.sizes() == want.sizes,
+                         from.name(),
+                         " returned a gradient of shape ",
+                         g.sizes(),
+                         " for a tensor of shape ",
+                         want.sizes);
+  TANDEM_CHECK(g.device() == want.device,
+               "backward: ",
+               from.name(),
+               " produced a gradient on ",
+               g.device(),
+               " for a tensor on ",
+               want.device);
   return g.dtype() == want.dtype ? g : g.to(want.dtype);
 }
 
@@ -64,7 +74,8 @@ void compute_needed(GraphTask& task, const std::vector<Edge>& roots) {
         continue;
       }
       bool needed = task.captures.count(node) > 0;
-      for (const Edge& e : edges) needed = needed || (e.valid() && needed_of.at(e.node.get()));
+      for (const Edge& e : edges)
+        needed = needed || (e.valid() && needed_of.at(e.node.get()));
       needed_of[node] = needed;
       if (needed) task.needed.insert(node);
       stack.pop_back();
@@ -93,8 +104,12 @@ tensor_list evaluate(GraphTask& task, Node* node, tensor_list grads) {
   tensor_list outputs = node->apply(std::move(grads));
   if (!task.retain_graph) node->release_variables();
   const auto& edges = node->next_edges();
-  TANDEM_INTERNAL_ASSERT(outputs.size() == edges.size() || outputs.empty(), node->name(),
-                         " returned ", outputs.size(), " gradients for ", edges.size(),
+  TANDEM_INTERNAL_ASSERT(outputs.size() == edges.size() || outputs.empty(),
+                         node->name(),
+                         " returned ",
+                         outputs.size(),
+                         " gradients for ",
+                         edges.size(),
                          " inputs");
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (edges[i].valid() && outputs[i].defined()) {

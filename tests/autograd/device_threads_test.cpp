@@ -70,7 +70,8 @@ TEST(DeviceThreads, BranchesOnTwoDevicesRunConcurrently) {
 TEST(DeviceThreads, AnErrorOnADeviceThreadReachesTheCaller) {
   Tensor x = randn({3}, TensorOptions(kFloat64).requires_grad(true));
   Tensor y = x.to("cpu:1") * 2;
-  y.register_hook([](const Tensor& g) -> Tensor { throw Error("hook failed on purpose"); });
+  y.register_hook(
+      [](const Tensor& g) -> Tensor { throw Error("hook failed on purpose"); });
   EXPECT_TRUE(testing::throws_with([&] { y.to("cpu:0").sum().backward(); },
                                    "hook failed on purpose"));
   // The engine is still usable afterwards.

@@ -47,7 +47,9 @@ std::vector<Device> default_devices() {
 
 int run_tutorial(const Args& args) {
   Flags flags("tutorial");
-  flags.add("devices", "", "comma-separated devices, e.g. cpu:0,cpu:1 (default: all GPUs, else cpu)");
+  flags.add("devices",
+            "",
+            "comma-separated devices, e.g. cpu:0,cpu:1 (default: all GPUs, else cpu)");
   flags.add("batch-size", "30", "samples per batch");
   flags.add("data-size", "100", "samples in the random dataset");
   flags.add("input-size", "5", "features per sample");
@@ -56,7 +58,8 @@ int run_tutorial(const Args& args) {
   if (!flags.parse(args)) return 0;
   std::vector<Device> devices = flags.get_devices("devices");
   if (devices.empty()) devices = default_devices();
-  const int64_t batch_size = flags.get_int("batch-size"), data_size = flags.get_int("data-size");
+  const int64_t batch_size = flags.get_int("batch-size"),
+                data_size = flags.get_int("data-size");
   const int64_t input_size = flags.get_int("input-size");
   const int64_t output_size = flags.get_int("output-size");
   if (batch_size <= 0 || data_size < 0 || input_size <= 0 || output_size <= 0) {
@@ -79,9 +82,11 @@ int run_tutorial(const Args& args) {
   model->to(devices.front());
   for (int64_t start = 0; start < data_size; start += batch_size) {
     const int64_t n = std::min(batch_size, data_size - start);
-    Tensor index = tensor(std::vector<int64_t>(order.begin() + start, order.begin() + start + n));
+    Tensor index =
+        tensor(std::vector<int64_t>(order.begin() + start, order.begin() + start + n));
     Tensor input = data.index_select(0, index).to(devices.front());
-    Tensor output = parallel.is_empty() ? model->forward(input) : parallel->forward(input);
+    Tensor output =
+        parallel.is_empty() ? model->forward(input) : parallel->forward(input);
     std::cout << "Outside: input size " << input.sizes() << " output_size "
               << output.sizes() << "\n";
   }

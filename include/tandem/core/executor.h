@@ -46,7 +46,7 @@ bool in_executor_thread();
 /// Called from an executor thread (nested parallelism), the tasks run one
 /// after another on the calling thread, each under its DeviceGuard, which
 /// cannot deadlock.
-std::vector<std::exception_ptr> run_on_devices(
-    const std::vector<Device>& devices, const std::function<void(size_t)>& task);
+std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& devices,
+                                               const std::function<void(size_t)>& task);
 
 }  // namespace tandem

@@ -31,7 +31,9 @@ int64_t intra_op_threads();
 /// `grain` elements and runs fn(range_begin, range_end) on them in parallel
 /// (the calling thread takes the first range). Exceptions propagate (the
 /// first one, after all ranges end). Runs inline when one range suffices.
-void parallel_for(int64_t begin, int64_t end, int64_t grain,
+void parallel_for(int64_t begin,
+                  int64_t end,
+                  int64_t grain,
                   const std::function<void(int64_t, int64_t)>& fn);
 
 namespace detail {
