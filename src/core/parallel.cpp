@@ -158,9 +158,13 @@ struct Completion {
   int64_t pending = 0;
   std::exception_ptr error;
 
-  void finish(std::exception_ptr e) {
+  // Takes the helper's exception under the lock and leaves `e` empty, so
+  // the helper drops no reference to it after the caller may have woken
+  // (libstdc++'s reference counts are invisible to ThreadSanitizer).
+  void finish(std::exception_ptr& e) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (e && !error) error = e;
+    if (e && !error) error = std::move(e);
+    e = nullptr;
     if (--pending == 0) cv.notify_all();
   }
 };
