@@ -78,7 +78,10 @@ Tensor& Tensor::copy_(const Tensor& src, bool /*non_blocking*/) {
                src.sizes(),
                " into one of shape ",
                sizes());
-  Tensor source = src.device() == device() ? src : src.detach().to(device());
+  // Logical CPU devices share the host's memory: the kernel reads the
+  // source where it is, with no staging copy.
+  const bool same_memory = src.device() == device() || (src.is_cpu() && is_cpu());
+  Tensor source = same_memory ? src : src.detach().to(device());
   Tensor expanded = detail::broadcast_to_raw(source, sizes());
   detail::kernels_for(*this).copy(*this, expanded);
   bump_version();
