@@ -6,17 +6,11 @@
 #include <iostream>
 #include <string>
 
-namespace {
-
-int cuda_device_count() {
-  return 0;  // The CUDA backend (issue: CUDA backend) will report its devices.
-}
-
-}  // namespace
+#include "tandem/core/device_guard.h"
 
 int main(int argc, char** argv) {
   testing::InitGoogleTest(&argc, argv);
-  if (cuda_device_count() == 0) {
+  if (tandem::device_count(tandem::kCUDA) == 0) {
     std::string filter = testing::GTEST_FLAG(filter);
     std::string negative = "*_CUDA*:*_MultiCUDA*:*_NCCL*";
     testing::GTEST_FLAG(filter) = filter.find('-') == std::string::npos

@@ -1,6 +1,7 @@
 #include "tandem/autograd/engine.h"
 
 #include <memory>
+#include <tuple>
 
 #include "autograd/graph_task.h"
 #include "tandem/autograd/grad_mode.h"
@@ -42,13 +43,8 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
         queue.scheduled = false;
         return;
       }
-      node = queue.nodes.top();
-      queue.nodes.pop();
+      std::tie(node, grads) = detail::take_ready(*task, queue);
       failed = task->error != nullptr;
-      if (auto it = task->buffers.find(node); it != task->buffers.end()) {
-        grads = std::move(it->second);
-        task->buffers.erase(it);
-      }
     }
     tensor_list outputs;
     if (!failed) {
@@ -80,10 +76,7 @@ void run_on_calling_thread(GraphTask& task) {
   NoGradGuard no_grad;
   detail::ReadyQueue& queue = task.queues[Device(kCPU)];
   while (!queue.nodes.empty()) {
-    Node* node = queue.nodes.top();
-    queue.nodes.pop();
-    tensor_list grads = std::move(task.buffers[node]);
-    task.buffers.erase(node);
+    auto [node, grads] = detail::take_ready(task, queue);
     tensor_list outputs = detail::evaluate(task, node, std::move(grads));
     detail::deliver(task, node, outputs);
   }

@@ -119,6 +119,17 @@ tensor_list evaluate(GraphTask& task, Node* node, tensor_list grads) {
   return outputs;
 }
 
+std::pair<Node*, tensor_list> take_ready(GraphTask& task, ReadyQueue& queue) {
+  Node* node = queue.nodes.top();
+  queue.nodes.pop();
+  tensor_list grads;
+  if (auto it = task.buffers.find(node); it != task.buffers.end()) {
+    grads = std::move(it->second);
+    task.buffers.erase(it);
+  }
+  return {node, std::move(grads)};
+}
+
 void enqueue(GraphTask& task, Node* node, std::vector<Device>& to_schedule) {
   ReadyQueue& queue = task.queue_for(node);
   queue.nodes.push(node);

@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "tandem/autograd/node.h"
@@ -68,6 +69,10 @@ tensor_list evaluate(GraphTask& task, Node* node, tensor_list grads);
 /// the nodes that became ready; returns the queues that got work and had no
 /// drain scheduled (marked scheduled now).
 std::vector<Device> deliver(GraphTask& task, Node* node, tensor_list& outputs);
+
+/// Under task.mutex: takes the next node of `queue` (which must not be
+/// empty) and the gradients gathered for it.
+std::pair<Node*, tensor_list> take_ready(GraphTask& task, ReadyQueue& queue);
 
 /// Under task.mutex: puts a ready node in its queue (counted outstanding).
 void enqueue(GraphTask& task, Node* node, std::vector<Device>& to_schedule);

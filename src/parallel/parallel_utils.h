@@ -14,8 +14,9 @@ namespace tandem::parallel::detail {
 /// `src` as an operand for an op on `device`: `src` itself if it is there;
 /// for logical CPU devices, which share the host's memory, an alias of the
 /// same memory labelled with `device` (no copy; it must only be read, and
-/// must not outlive the op that reads it); otherwise a copy. So
-/// `dst.copy_(readable_on(src, dst.device()))` moves data exactly once.
+/// must not outlive the op that reads it); otherwise a copy. For ops that
+/// insist on one device, such as add_ (copy_ itself reads across logical
+/// CPU devices in place).
 Tensor readable_on(const Tensor& src, Device device);
 
 /// parts[i] on devices[i]: the part itself where it already is, else a

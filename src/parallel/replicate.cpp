@@ -106,7 +106,7 @@ void refresh_tensors(const Distinct& originals,
       } else if (j == 0 && alias_first) {
         slots[s].set_data(originals.tensors[u]);
       } else {
-        slots[s].copy_(detail::readable_on(originals.tensors[u], slots[s].device()));
+        slots[s].copy_(originals.tensors[u]);
       }
     }
   }

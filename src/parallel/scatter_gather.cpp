@@ -44,7 +44,7 @@ Tensor concat_on(const std::vector<Tensor>& pieces, Device destination, int64_t 
   Tensor out = empty(sizes, TensorOptions(pieces.front().dtype()).device(destination));
   int64_t offset = 0;
   for (const Tensor& p : pieces) {
-    out.narrow(dim, offset, p.size(dim)).copy_(detail::readable_on(p, destination));
+    out.narrow(dim, offset, p.size(dim)).copy_(p);
     offset += p.size(dim);
   }
   return out;
