@@ -5,3 +5,9 @@ if(TANDEM_SANITIZE)
                       -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${_tandem_sanitizers})
 endif()
+
+# Fuzzing builds instrument the library for libFuzzer's coverage feedback;
+# the fuzz targets themselves link the fuzzer's main (fuzz/CMakeLists.txt).
+if(TANDEM_BUILD_FUZZERS)
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
