@@ -110,9 +110,13 @@ tensor_list AccumulateGrad::apply(tensor_list&& grads) {
   for (const auto& [id, hook] : meta.hooks) apply_hook(hook, g);
   NoGradGuard no_grad;
   if (!meta.grad.defined()) {
-    // The incoming gradient may be shared with other parts of the graph
-    // (for example the output of a hook), so .grad gets its own copy.
-    meta.grad = g.clone();
+    // A gradient nothing else holds (no other handle, no view of its
+    // memory) becomes .grad as it is, as in PyTorch; one that may be shared
+    // with other parts of the graph (the output of a hook, say) is copied.
+    const bool unshared = g.impl_ptr().use_count() == 1 &&
+                          g.unsafe_impl()->storage().use_count() == 1 &&
+                          g.is_contiguous() && !g.requires_grad();
+    meta.grad = unshared ? std::move(g) : g.clone();
   } else {
     meta.grad.add_(g);
   }

@@ -44,4 +44,18 @@ Storage make_storage_from_blob(void* data,
   return std::make_shared<StorageImpl>(nbytes, device, DataPtr(data, std::move(deleter)));
 }
 
+Storage alias_storage(const Storage& base, Device device) {
+  TANDEM_CHECK(base->device().is_cpu() && device.is_cpu(),
+               "alias_storage: only CPU devices share memory, not ",
+               base->device(),
+               " and ",
+               device);
+  // Borrow from the root, so aliases of aliases share one counter.
+  const Storage& root = base->base() ? base->base() : base;
+  Storage alias = make_storage_from_blob(root->data(), root->nbytes(), device, nullptr);
+  alias->version_ = root->version_;
+  alias->base_ = root;
+  return alias;
+}
+
 }  // namespace tandem

@@ -9,18 +9,15 @@
 
 namespace tandem::parallel::detail {
 
-// Tensor::copy_ between devices copies the source to the destination device
-// first and then again into place; for logical CPU devices the first copy
-// buys nothing, so the parallel layer reads the source where it lies.
 Tensor readable_on(const Tensor& src, Device device) {
   if (src.device() == device) return src;
   if (!src.is_cpu() || !device.is_cpu()) return src.detach().to(device);
-  const Storage& storage = src.unsafe_impl()->storage();
-  // The alias keeps the source's storage alive through its deleter.
-  Storage alias = make_storage_from_blob(
-      storage->data(), storage->nbytes(), device, [keep = storage](void*) {});
-  return Tensor(std::make_shared<TensorImpl>(
-      std::move(alias), src.dtype(), src.sizes(), src.strides(), src.storage_offset()));
+  return Tensor(
+      std::make_shared<TensorImpl>(alias_storage(src.unsafe_impl()->storage(), device),
+                                   src.dtype(),
+                                   src.sizes(),
+                                   src.strides(),
+                                   src.storage_offset()));
 }
 
 std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,

@@ -11,12 +11,10 @@
 
 namespace tandem::parallel::detail {
 
-/// `src` as an operand for an op on `device`: `src` itself if it is there;
-/// for logical CPU devices, which share the host's memory, an alias of the
-/// same memory labelled with `device` (no copy; it must only be read, and
-/// must not outlive the op that reads it); otherwise a copy. For ops that
-/// insist on one device, such as add_ (copy_ itself reads across logical
-/// CPU devices in place).
+/// `src` as an operand for ops on `device`: `src` itself
+/// if it is there; between logical CPU devices, which share the host's
+/// memory, an alias of the same memory labelled with `device` (no copy; it
+/// shares the version counter, see alias_storage); otherwise a copy.
 Tensor readable_on(const Tensor& src, Device device);
 
 /// parts[i] on devices[i]: the part itself where it already is, else a

@@ -96,6 +96,7 @@ ModuleLayout::ModuleLayout(const nn::Module& module) {
   modules.push_back(std::const_pointer_cast<nn::Module>(module.shared_from_this()));
   for (const auto& m : module.modules(/*include_self=*/false)) modules.push_back(m);
   tensors = module.parameters();
+  num_parameters = tensors.size();
   for (const Tensor& b : module.buffers()) tensors.push_back(b);
 }
 

@@ -18,6 +18,8 @@ struct ModuleLayout {
   explicit ModuleLayout(const nn::Module& module);
   std::vector<std::shared_ptr<nn::Module>> modules;
   std::vector<Tensor> tensors;
+  /// tensors[0, num_parameters) are the parameters, the rest the buffers.
+  size_t num_parameters = 0;
 };
 
 /// One clone of the original, with the handles refresh() writes into,

@@ -75,38 +75,71 @@ bool owns_its_storage(const std::vector<Tensor>& slots) {
 
 // Note [Refreshing replicas]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~
-// Replica 0, when it is on the original's device, points its tensors at the
-// original's storage (set_data). The other replicas need copies. When
-// nothing but a replica holds its tensors' memory (the graph of the last
-// call is gone), the new values are copied into that memory: no allocation,
-// and the memory is warm. Otherwise, as when a graph of an earlier call
-// still saves them for backward, every replica gets fresh copies from
-// broadcast_coalesced and the old memory stays with that graph. Either way
-// the tensors lose the history of the last call (record_broadcast adds this
+// Every call points the replicas' tensors at the original's current values.
+// Most of them share the original's memory: replica 0, when it is on the
+// original's device (set_data), and the parameters of replicas on other
+// logical CPU devices, through an alias of the same host memory
+// (alias_storage: no copy, and one version counter, so an in-place update
+// of the original between forward and backward is still caught). Sharing
+// parameters is safe because a forward only reads them and backward sends
+// the replicas' gradients to the replica tensors, not into the memory.
+// Buffers are not shared past replica 0, since a forward may update them
+// (BatchNorm's running statistics) and, as in PyTorch, only replica 0's
+// updates reach the original. What is not shared is copied: into the
+// replica's own memory when nothing else holds it (the graph of the last
+// call is gone), so nothing is allocated; otherwise, as when a graph of an
+// earlier call still saves it for backward, into fresh memory from
+// broadcast_coalesced, leaving the old memory to that graph. Either way the
+// tensors lose the history of the last call (record_broadcast adds this
 // one's).
+bool shares_original(const Tensor& original,
+                     Device device,
+                     size_t replica,
+                     bool is_parameter) {
+  if (replica == 0 && device == original.device()) return true;
+  return is_parameter && device.is_cpu() && original.is_cpu();
+}
+
 void refresh_tensors(const Distinct& originals,
+                     size_t num_parameters,
                      std::vector<detail::Replica*>& replicas,
                      const std::vector<Device>& devices) {
   if (originals.tensors.empty()) return;
   NoGradGuard no_grad;
-  const bool alias_first = devices.front() == originals.tensors.front().device();
-  bool in_place = true;
-  for (size_t j = alias_first ? 1 : 0; j < replicas.size(); ++j) {
-    in_place = in_place && owns_its_storage(replicas[j]->layout.tensors);
+  auto shares = [&](size_t j, size_t s) {
+    return shares_original(
+        originals.tensors[originals.of_slot[s]], devices[j], j, s < num_parameters);
+  };
+  // The slots that take copies, and the originals they copy (numbered).
+  std::vector<Tensor> copied_slots;
+  std::vector<Tensor> copied_originals;
+  std::vector<size_t> copy_index(originals.tensors.size(), SIZE_MAX);
+  for (size_t j = 0; j < replicas.size(); ++j) {
+    const std::vector<Tensor>& slots = replicas[j]->layout.tensors;
+    for (size_t s = 0; s < slots.size(); ++s) {
+      if (shares(j, s)) continue;
+      copied_slots.push_back(slots[s]);
+      const size_t u = originals.of_slot[s];
+      if (copy_index[u] == SIZE_MAX) {
+        copy_index[u] = copied_originals.size();
+        copied_originals.push_back(originals.tensors[u]);
+      }
+    }
   }
+  const bool in_place = owns_its_storage(copied_slots);
   std::vector<std::vector<Tensor>> copies;
-  if (!in_place) copies = broadcast_coalesced(originals.tensors, devices);
+  if (!in_place) copies = broadcast_coalesced(copied_originals, devices);
   for (size_t j = 0; j < replicas.size(); ++j) {
     std::vector<Tensor>& slots = replicas[j]->layout.tensors;
     for (size_t s = 0; s < slots.size(); ++s) {
-      const size_t u = originals.of_slot[s];
+      const Tensor& original = originals.tensors[originals.of_slot[s]];
       slots[s].detach_();
-      if (!in_place) {
-        slots[s].set_data(copies[j][u]);
-      } else if (j == 0 && alias_first) {
-        slots[s].set_data(originals.tensors[u]);
+      if (shares(j, s)) {
+        slots[s].set_data(detail::readable_on(original, devices[j]));
+      } else if (in_place) {
+        slots[s].copy_(original);
       } else {
-        slots[s].copy_(originals.tensors[u]);
+        slots[s].set_data(copies[j][copy_index[originals.of_slot[s]]]);
       }
     }
   }
@@ -179,7 +212,7 @@ std::vector<std::shared_ptr<nn::Module>> replicate_module(
   for (size_t j = 0; j < devices.size(); ++j) replicas.push_back(&set->replicas[j]);
 
   const Distinct originals = distinct_tensors(layout.tensors);
-  refresh_tensors(originals, replicas, devices);
+  refresh_tensors(originals, layout.num_parameters, replicas, devices);
   for (Replica* r : replicas) copy_training_flags(layout, r->layout);
   record_broadcast(originals, replicas);
 

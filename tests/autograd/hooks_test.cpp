@@ -105,5 +105,29 @@ TEST(RetainGrad, OnALeafIsANoOpAndNeedsRequiresGrad) {
   EXPECT_TRUE(throws_with([&] { c.retain_grad(); }, "does not require grad"));
 }
 
+// AccumulateGrad keeps a gradient nothing else holds as .grad (no copy),
+// and copies one that something else still holds.
+TEST(Hooks, AnUnsharedGradientBecomesGradWithoutACopy) {
+  Tensor x = tensor({1.0, 2.0}, f64_grad());
+  const void* seen = nullptr;
+  x.register_hook([&](const Tensor& g) {
+    seen = g.data_ptr();
+    return Tensor();
+  });
+  (x * 3).backward(ones({2}, kFloat64));
+  EXPECT_EQ(x.grad().data_ptr(), seen);
+
+  Tensor z = tensor({1.0, 2.0}, f64_grad());
+  Tensor kept;
+  z.register_hook([&](const Tensor& g) {
+    kept = g;
+    return Tensor();
+  });
+  (z * 3).backward(ones({2}, kFloat64));
+  EXPECT_NE(z.grad().data_ptr(), kept.data_ptr());
+  z.mutable_grad().add_(1);
+  EXPECT_TRUE(all_close(kept, full({2}, 3.0, TensorOptions(kFloat64))));
+}
+
 }  // namespace
 }  // namespace tandem

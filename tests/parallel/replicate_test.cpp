@@ -28,9 +28,10 @@ TEST(Replicate, ReplicasLiveOnTheirDevicesAndComputeTheSame) {
     EXPECT_TRUE(replicas[j]->weight.requires_grad());
     EXPECT_TRUE(all_close(replicas[j]->forward(x.to(device)).to("cpu:0"), fc(x), 0, 0));
   }
-  // Replica 0 shares the original's storage; replica 1 has its own.
+  // Replica 0 shares the original's storage, and so do the parameters of
+  // replicas on other logical CPU devices: the host's memory, no copy.
   EXPECT_EQ(replicas[0]->weight.data_ptr(), fc->weight.data_ptr());
-  EXPECT_NE(replicas[1]->weight.data_ptr(), fc->weight.data_ptr());
+  EXPECT_EQ(replicas[1]->weight.data_ptr(), fc->weight.data_ptr());
   // One backward node for the whole call.
   ASSERT_NE(replicas[0]->weight.grad_fn(), nullptr);
   EXPECT_EQ(replicas[0]->weight.grad_fn()->name(), "BroadcastBackward");
@@ -140,26 +141,47 @@ TEST(Replicate, ReplicasAreCachedAndRefreshed) {
   EXPECT_NE(parallel::replicate(net, devices)[1].get(), rebuilt[1].get());
 }
 
-TEST(Replicate, TensorsAreRefreshedInPlaceUnlessAGraphHoldsThem) {
+TEST(Replicate, SharedParametersStillCatchAnInPlaceChangeBeforeBackward) {
   nn::Linear fc(4, 3);
-  const auto devices = cpu_devices(2);
-  auto first = parallel::replicate(fc, devices);
-  void* memory = first[1]->weight.data_ptr();
-  EXPECT_EQ(parallel::replicate(fc, devices)[1]->weight.data_ptr(), memory);
-  // A forward saves replica 1's weight for its backward: the next call must
-  // leave that memory alone, and the old graph keeps the old values.
-  Tensor x = tandem::randn({2, 4}).to("cpu:1").detach().requires_grad_();
-  const Tensor y = first[1]->forward(x);
-  const Tensor old_weight = fc->weight.clone();
+  auto replicas = parallel::replicate(fc, cpu_devices(2));
+  const Tensor x = tandem::randn({2, 4}).to("cpu:1").detach().requires_grad_();
+  const Tensor y = replicas[1]->forward(x);
   {
     tandem::NoGradGuard no_grad;
     fc->weight.mul_(2);
   }
-  auto second = parallel::replicate(fc, devices);
-  EXPECT_NE(second[1]->weight.data_ptr(), memory);
-  EXPECT_TRUE(all_close(second[1]->weight.to("cpu:0"), fc->weight, 0, 0));
+  // Replica 1's graph saved the weight it read: the change is caught, as it
+  // would be on one device, instead of giving a gradient of new values.
+  EXPECT_TRUE(throws_with([&] { y.sum().backward(); },
+                          "was modified by an in-place operation after it was saved"));
+}
+
+// A buffer the forward reads and saves for backward.
+struct ScaledImpl : nn::Cloneable<ScaledImpl> {
+  ScaledImpl() { reset(); }
+  void reset() override { scale = register_buffer("scale", tandem::full({4}, 3.0)); }
+  Tensor forward(const Tensor& x) { return x * scale; }
+  Tensor scale;
+};
+TANDEM_MODULE(Scaled);
+
+TEST(Replicate, BuffersAreRefreshedInPlaceUnlessAGraphHoldsThem) {
+  Scaled module;
+  const auto devices = cpu_devices(2);
+  auto first = parallel::replicate(module, devices);
+  void* memory = first[1]->scale.data_ptr();
+  EXPECT_NE(memory, module->scale.data_ptr());
+  EXPECT_EQ(parallel::replicate(module, devices)[1]->scale.data_ptr(), memory);
+  // A forward saves replica 1's buffer for its backward: the next call must
+  // leave that memory alone, and the old graph keeps the old values.
+  Tensor x = tandem::randn({2, 4}).to("cpu:1").detach().requires_grad_();
+  const Tensor y = first[1]->forward(x);
+  module->scale.fill_(5.0);
+  auto second = parallel::replicate(module, devices);
+  EXPECT_NE(second[1]->scale.data_ptr(), memory);
+  EXPECT_TRUE(all_close(second[1]->scale.to("cpu:0"), tandem::full({4}, 5.0), 0, 0));
   y.sum().backward();
-  EXPECT_TRUE(all_close(x.grad().to("cpu:0"), tandem::ones({2, 3}).matmul(old_weight)));
+  EXPECT_TRUE(all_close(x.grad().to("cpu:0"), tandem::full({2, 4}, 3.0), 0, 0));
 }
 
 TEST(Replicate, Errors) {

@@ -25,14 +25,23 @@ class StorageImpl {
   void* data() const { return data_.get(); }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
-  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
-  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  uint32_t version() const { return version_->load(std::memory_order_relaxed); }
+  void bump_version() { version_->fetch_add(1, std::memory_order_relaxed); }
+
+  /// The storage whose memory and version counter this one borrows (see
+  /// alias_storage), or null.
+  const std::shared_ptr<StorageImpl>& base() const { return base_; }
 
  private:
   size_t nbytes_;
   Device device_;
   DataPtr data_;
-  std::atomic<uint32_t> version_{0};
+  std::atomic<uint32_t> own_version_{0};
+  std::atomic<uint32_t>* version_ = &own_version_;
+  std::shared_ptr<StorageImpl> base_;
+
+  friend std::shared_ptr<StorageImpl> alias_storage(const std::shared_ptr<StorageImpl>&,
+                                                    Device);
 };
 
 using Storage = std::shared_ptr<StorageImpl>;
@@ -46,5 +55,11 @@ Storage make_storage_from_blob(void* data,
                                size_t nbytes,
                                Device device,
                                std::function<void(void*)> deleter);
+
+/// The memory of `base`, a CPU storage, seen from another logical CPU device
+/// (they all share the host's memory): no copy. The alias keeps `base` alive
+/// and shares its version counter, so an in-place write through either is
+/// seen by autograd's saved-tensor checks on both.
+Storage alias_storage(const Storage& base, Device device);
 
 }  // namespace tandem
