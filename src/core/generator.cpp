@@ -40,10 +40,21 @@ void Generator::set_state(const std::string& state) {
   engine_ = engine;
 }
 
+namespace {
+thread_local Generator* t_scratch = nullptr;
+}  // namespace
+
 Generator& default_generator() {
+  if (t_scratch != nullptr) return *t_scratch;
   static Generator generator;
   return generator;
 }
+
+ScratchDefaultGenerator::ScratchDefaultGenerator() : previous_(t_scratch) {
+  t_scratch = &scratch_;
+}
+
+ScratchDefaultGenerator::~ScratchDefaultGenerator() { t_scratch = previous_; }
 
 void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
 

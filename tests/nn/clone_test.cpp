@@ -114,4 +114,17 @@ TEST(Clone, ResetMustRecreateParameters) {
       throws_with([&] { forgetful->clone(); }, "register all of them in reset()"));
 }
 
+TEST(Clone, LeavesTheDefaultGeneratorsStreamAlone) {
+  tandem::manual_seed(5);
+  nn::Sequential net(nn::Linear(8, 4), nn::ReLU(), nn::Linear(4, 2));
+  const std::string state = tandem::default_generator().get_state();
+  const Tensor expected = tandem::randn({3});
+  tandem::default_generator().set_state(state);
+  auto copy = net->clone();
+  // The copy's fresh values came from a scratch generator, and the stream
+  // goes on as if no clone had happened.
+  EXPECT_TRUE(all_close(tandem::randn({3}), expected, 0, 0));
+  EXPECT_TRUE(all_close(copy->parameters()[0], net->parameters()[0], 0, 0));
+}
+
 }  // namespace

@@ -42,8 +42,28 @@ class Generator {
   std::mt19937_64 engine_;
 };
 
+/// The generator of ops not given one: the global one, unless the calling
+/// thread holds a ScratchDefaultGenerator.
 Generator& default_generator();
 /// Seeds the default generator (like torch::manual_seed).
 void manual_seed(uint64_t seed);
+
+/// While alive, default_generator() on this thread is a private generator,
+/// so work whose random numbers are thrown away (Module::clone
+/// re-initialises the copy, then overwrites it) leaves the global stream
+/// where it was: a seeded run draws the same numbers whether or not it
+/// cloned in between (DataParallel clones on its first forward, a resumed
+/// run clones again).
+class ScratchDefaultGenerator {
+ public:
+  ScratchDefaultGenerator();
+  ~ScratchDefaultGenerator();
+  ScratchDefaultGenerator(const ScratchDefaultGenerator&) = delete;
+  ScratchDefaultGenerator& operator=(const ScratchDefaultGenerator&) = delete;
+
+ private:
+  Generator scratch_;
+  Generator* previous_;
+};
 
 }  // namespace tandem

@@ -18,6 +18,7 @@
 
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
+#include "tandem/core/generator.h"
 #include "tandem/nn/module.h"
 
 namespace tandem::nn {
@@ -37,7 +38,12 @@ class Cloneable : public Module {
     copy->parameters_.clear();
     copy->buffers_.clear();
     copy->children_.clear();
-    copy->reset();
+    {
+      // reset()'s fresh values are overwritten just below: draw them from a
+      // scratch generator, leaving the default one's stream untouched.
+      ScratchDefaultGenerator scratch;
+      copy->reset();
+    }
     copy->copy_state_from(*this, device);
     return copy;
   }
