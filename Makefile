@@ -1,28 +1,35 @@
 # The two commands a newcomer runs: `make run` and `make test`.
 # Everything else is a step of those, or a developer convenience.
 #
-#   make run     install what is missing, build, run the main job
+#   make run     install what is missing, build, run the main job: train
+#                the MLP on Fashion-MNIST (tandem train)
 #   make test    install, build, run every test (Release, then ASan+UBSan,
-#                then the threaded layers under TSan), then check that an
-#                outside project can use the install
+#                then the threaded layers under TSan), check that an outside
+#                project can use the install, run each fuzz target briefly
 #   make build   configure and build (Release) into build/
 #   make bench   build and run the benchmarks
 #   make format  reformat the sources with clang-format
 
+SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 SAN_BUILD ?= build-asan
 TSAN_BUILD ?= build-tsan
+FUZZ_BUILD ?= build-fuzz
+# Seconds each fuzz target runs in `make test` (run longer by hand).
+FUZZ_SECONDS ?= 30
 # The layers whose threads ThreadSanitizer checks (those with tests so far).
-TSAN_LAYERS := $(foreach l,core autograd nn parallel,$(if $(wildcard tests/$(l)/*_test.cpp),$(l)))
+TSAN_LAYERS := $(foreach l,core autograd nn parallel data,$(if $(wildcard tests/$(l)/*_test.cpp),$(l)))
+# The file readers with a libFuzzer target (fuzz/<name>_fuzz.cpp).
+FUZZ_TARGETS := $(patsubst fuzz/%_fuzz.cpp,%,$(wildcard fuzz/*_fuzz.cpp))
 CMAKE_FLAGS ?=
 # Paths relative to the checkout, so ccache hits across clones of the repo.
 export CCACHE_BASEDIR ?= $(CURDIR)
 GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
 LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache,)
 
-.PHONY: all deps build run test test-release test-sanitize test-tsan test-install bench \
-        format lint clean
+.PHONY: all deps build run test test-release test-sanitize test-tsan test-install \
+        test-fuzz bench format lint clean
 
 all: build
 
@@ -34,9 +41,9 @@ build: deps
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/tools/tandem/tandem demo
+	./$(BUILD)/tools/tandem/tandem train
 
-test: test-release test-sanitize test-tsan test-install lint
+test: test-release test-sanitize test-tsan test-install test-fuzz lint
 
 test-release: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -64,6 +71,24 @@ test-tsan: deps
 test-install: build
 	@bash scripts/check-install.sh $(BUILD)
 
+# Each target starts from its committed seeds (fuzz/corpus/<name>/) plus
+# what earlier runs found (kept in the build folder). Any crash, leak or
+# sanitizer report fails the run and leaves the input in $(FUZZ_BUILD).
+test-fuzz: deps
+	@cmake -S . -B $(FUZZ_BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_SANITIZE="address;undefined" \
+	  -DTANDEM_BUILD_FUZZERS=ON -DTANDEM_BUILD_TESTS=OFF -DTANDEM_BUILD_BENCH=OFF \
+	  -DTANDEM_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZ_TARGETS:%=fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "libFuzzer: fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  ./$(FUZZ_BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_BUILD)/ $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t 2>&1 \
+	    | grep -E "^(stat::number_of_executed_units|==.*ERROR|SUMMARY)" ; \
+	  test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
+
 lint:
 	@bash tools/lint/check_file_sizes.sh
 	@bash tools/lint/check_format.sh
@@ -78,4 +103,4 @@ format:
 	@git ls-files '*.h' '*.cpp' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

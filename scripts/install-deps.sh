@@ -12,6 +12,8 @@ packages=(
   libgtest-dev libbenchmark-dev         # tests and micro-benchmarks
   python3-torch python3-numpy           # PyTorch reference values and benchmarks
   clang-format clang-tidy               # the style checks
+  clang-14 libclang-rt-14-dev           # libFuzzer for the file-reader fuzz targets
+  dataset-fashion-mnist                 # the main job's data
 )
 
 missing=()

@@ -25,11 +25,14 @@
 #include "tandem/autograd/node.h"
 
 #include "tandem/ops/activation.h"
+#include "tandem/ops/conv.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/indexing.h"
 #include "tandem/ops/linalg.h"
 #include "tandem/ops/loss.h"
+#include "tandem/ops/normalization.h"
+#include "tandem/ops/pooling.h"
 #include "tandem/ops/reduction.h"
 #include "tandem/ops/shape.h"
 
@@ -37,3 +40,7 @@
 #include "tandem/optim/optim.h"
 
 #include "tandem/parallel/parallel.h"
+
+#include "tandem/data/data.h"
+
+#include "tandem/io/io.h"

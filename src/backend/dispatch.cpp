@@ -25,6 +25,17 @@ const Kernels& cpu_kernels() {
     k.index_add = cpu::index_add;
     k.gather = cpu::gather;
     k.scatter_add = cpu::scatter_add;
+    k.conv2d = cpu::conv2d;
+    k.conv2d_backward = cpu::conv2d_backward;
+    k.max_pool2d = cpu::max_pool2d;
+    k.max_pool2d_backward = cpu::max_pool2d_backward;
+    k.avg_pool2d = cpu::avg_pool2d;
+    k.avg_pool2d_backward = cpu::avg_pool2d_backward;
+    k.batch_norm_stats = cpu::batch_norm_stats;
+    k.batch_norm_apply = cpu::batch_norm_apply;
+    k.batch_norm_backward = cpu::batch_norm_backward;
+    k.layer_norm = cpu::layer_norm;
+    k.layer_norm_backward = cpu::layer_norm_backward;
     k.uniform = cpu::uniform;
     k.normal = cpu::normal;
     k.randint = cpu::randint;

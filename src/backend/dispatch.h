@@ -8,6 +8,7 @@
 //   backend::kernels(out.device()).binary(BinaryOp::Add, out, a, b);
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -69,6 +70,30 @@ enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 struct NllLossSums {
   double loss = 0;    // sum of loss_i
   double weight = 0;  // sum of w[target[i]] over counted samples
+};
+
+/// The geometry of a 2-D convolution, as PyTorch's conv2d arguments (height
+/// first); ops/ has checked it against the operands.
+struct Conv2dParams {
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};
+  int64_t groups = 1;
+};
+
+/// The window of a 2-D pooling (height first). Padding counts as -inf for
+/// max pooling and as 0 for average pooling.
+struct Pool2dParams {
+  std::array<int64_t, 2> kernel{1, 1};
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};
+};
+
+/// How average pooling divides a window's sum.
+struct AvgPoolDivisor {
+  bool count_include_pad = true;  // padding cells count (else only input cells)
+  int64_t divisor_override = 0;   // when non-zero: always this
 };
 
 struct Kernels {
@@ -153,6 +178,85 @@ struct Kernels {
                             double smoothing,
                             double scale,
                             int64_t ignore_index) = nullptr;
+  // ---- convolution, pooling and normalisation (float32/float64) ----
+  // Operands are contiguous; sizes agree with the params (ops/ computed the
+  // output size). 2-D convolution of input [N, Cin, H, W] with weight
+  // [Cout, Cin / groups, kh, kw], plus bias [Cout] when defined.
+  void (*conv2d)(const Tensor& out,
+                 const Tensor& input,
+                 const Tensor& weight,
+                 const Tensor& bias,
+                 const Conv2dParams& params) = nullptr;
+  // conv2d's gradients from grad_out [N, Cout, Ho, Wo]; writes each of
+  // grad_input, grad_weight and grad_bias that is defined (overwriting).
+  void (*conv2d_backward)(const Tensor& grad_input,
+                          const Tensor& grad_weight,
+                          const Tensor& grad_bias,
+                          const Tensor& grad_out,
+                          const Tensor& input,
+                          const Tensor& weight,
+                          const Conv2dParams& params) = nullptr;
+  // Max pooling of input [P, H, W] (P planes) into out [P, Ho, Wo]; indices
+  // (int64, out's shape) get the argmax's offset within its plane (h * W +
+  // w): the first maximum, or the last NaN (as PyTorch).
+  void (*max_pool2d)(const Tensor& out,
+                     const Tensor& indices,
+                     const Tensor& input,
+                     const Pool2dParams& params) = nullptr;
+  // grad_input [P, H, W] = grad_out scattered (added) to the indices.
+  void (*max_pool2d_backward)(const Tensor& grad_input,
+                              const Tensor& grad_out,
+                              const Tensor& indices) = nullptr;
+  // Average pooling of input [P, H, W] into out [P, Ho, Wo] (dilation 1).
+  void (*avg_pool2d)(const Tensor& out,
+                     const Tensor& input,
+                     const Pool2dParams& params,
+                     AvgPoolDivisor divisor) = nullptr;
+  void (*avg_pool2d_backward)(const Tensor& grad_input,
+                              const Tensor& grad_out,
+                              const Pool2dParams& params,
+                              AvgPoolDivisor divisor) = nullptr;
+  // Per-channel mean and biased variance of input [N, C, L] into [C].
+  void (*batch_norm_stats)(const Tensor& mean,
+                           const Tensor& var,
+                           const Tensor& input) = nullptr;
+  // out = (input - mean[c]) * invstd[c] * weight[c] + bias[c] over input
+  // [N, C, L]; weight and bias may be undefined (1 and 0).
+  void (*batch_norm_apply)(const Tensor& out,
+                           const Tensor& input,
+                           const Tensor& mean,
+                           const Tensor& invstd,
+                           const Tensor& weight,
+                           const Tensor& bias) = nullptr;
+  // batch_norm_apply's gradients, writing each defined one. `training`: mean
+  // and invstd were the batch's own statistics (so they depend on input);
+  // otherwise they were constants (running statistics).
+  void (*batch_norm_backward)(const Tensor& grad_input,
+                              const Tensor& grad_weight,
+                              const Tensor& grad_bias,
+                              const Tensor& grad_out,
+                              const Tensor& input,
+                              const Tensor& mean,
+                              const Tensor& invstd,
+                              const Tensor& weight,
+                              bool training) = nullptr;
+  // Normalises each row of input [M, N]: out = (x - mean) * rstd * weight +
+  // bias (weight, bias [N] or undefined), writing mean and rstd ([M]).
+  void (*layer_norm)(const Tensor& out,
+                     const Tensor& mean,
+                     const Tensor& rstd,
+                     const Tensor& input,
+                     const Tensor& weight,
+                     const Tensor& bias,
+                     double eps) = nullptr;
+  void (*layer_norm_backward)(const Tensor& grad_input,
+                              const Tensor& grad_weight,
+                              const Tensor& grad_bias,
+                              const Tensor& grad_out,
+                              const Tensor& input,
+                              const Tensor& mean,
+                              const Tensor& rstd,
+                              const Tensor& weight) = nullptr;
   // random fills; uniform in [from, to), normal, integers in [low, high),
   // bernoulli(p) as 0/1 in out's dtype
   void (*uniform)(const Tensor& out, double from, double to, Generator& gen) = nullptr;

@@ -4,19 +4,36 @@
 
 namespace tandem {
 
+namespace {
+
+// a * b, or an error naming `sizes` when it does not fit in int64.
+int64_t checked_product(int64_t a, int64_t b, const IntList& sizes) {
+  int64_t product = 0;
+  TANDEM_CHECK(!__builtin_mul_overflow(a, b, &product),
+               "a tensor of sizes ",
+               sizes,
+               " has more elements than int64 can count");
+  return product;
+}
+
+}  // namespace
+
 IntList contiguous_strides(const IntList& sizes) {
   IntList strides(sizes.size());
   int64_t s = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
     strides[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
+    s = checked_product(s, std::max<int64_t>(sizes[d], 1), sizes);
   }
   return strides;
 }
 
 int64_t numel_of(const IntList& sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  for (int64_t s : sizes) {
+    if (s == 0) return 0;
+  }
+  for (int64_t s : sizes) n = checked_product(n, s, sizes);
   return n;
 }
 

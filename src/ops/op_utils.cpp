@@ -2,6 +2,7 @@
 #include "ops/op_utils.h"
 
 #include <cmath>
+#include <limits>
 
 namespace tandem::detail {
 
@@ -43,6 +44,47 @@ void check_floating(const char* op, const Tensor& t, const char* name) {
                " (shape ",
                t.sizes(),
                ")");
+}
+
+void check_same_dtype(const char* op,
+                      const Tensor& t,
+                      const char* name,
+                      const Tensor& reference,
+                      const char* reference_name) {
+  if (!t.defined()) return;
+  TANDEM_CHECK(t.dtype() == reference.dtype(),
+               op,
+               ": expected ",
+               name,
+               " of dtype ",
+               reference.dtype(),
+               " (as ",
+               reference_name,
+               "), got ",
+               t.dtype());
+}
+
+void check_at_least(const char* op,
+                    const char* name,
+                    const IntList& values,
+                    int64_t min) {
+  for (int64_t v : values) {
+    TANDEM_CHECK(v >= min,
+                 op,
+                 ": ",
+                 name,
+                 min == 1 ? " must be positive" : " must be non-negative",
+                 ", got ",
+                 values);
+  }
+}
+
+void check_image_input(const char* op, const Tensor& input) {
+  TANDEM_CHECK(input.dim() == 3 || input.dim() == 4,
+               op,
+               ": expected a 3-D [C, H, W] (unbatched) or 4-D [N, C, H, W] ",
+               "(batched) input, got shape ",
+               input.sizes());
 }
 
 ScalarType result_type(const Tensor& a, const Tensor& b) {
@@ -108,8 +150,15 @@ Tensor make_empty(const IntList& sizes, ScalarType dtype, Device device) {
   for (int64_t s : sizes) {
     TANDEM_CHECK(s >= 0, "empty: sizes must be non-negative, got ", sizes);
   }
-  int64_t n = numel_of(sizes);
-  Storage storage = make_storage(n * element_size(dtype), device);
+  const int64_t n = numel_of(sizes);
+  const auto item = static_cast<int64_t>(element_size(dtype));
+  TANDEM_CHECK(n <= std::numeric_limits<int64_t>::max() / item,
+               "empty: a tensor of sizes ",
+               sizes,
+               " and dtype ",
+               dtype,
+               " needs more bytes than int64 can count");
+  Storage storage = make_storage(static_cast<size_t>(n * item), device);
   return Tensor(std::make_shared<TensorImpl>(
       std::move(storage), dtype, sizes, contiguous_strides(sizes), 0));
 }

@@ -23,6 +23,23 @@ void check_same_device(const char* op, const std::vector<Tensor>& ts);
 /// Throws unless `t` is float32 or float64.
 void check_floating(const char* op, const Tensor& t, const char* name);
 
+/// Throws unless `t` (skipped when undefined) has the dtype of `reference`:
+/// "conv2d: expected bias of dtype float32 (as input), got float64".
+void check_same_dtype(const char* op,
+                      const Tensor& t,
+                      const char* name,
+                      const Tensor& reference,
+                      const char* reference_name);
+
+/// Throws unless every value of a per-dimension argument (stride, padding,
+/// ...) is at least `min` (1: "must be positive", 0: "must be
+/// non-negative"), naming the op and the values.
+void check_at_least(const char* op, const char* name, const IntList& values, int64_t min);
+
+/// Throws unless `input` is an image batch [N, C, H, W] or one image
+/// [C, H, W], naming the op and the shape.
+void check_image_input(const char* op, const Tensor& input);
+
 /// The dtype of a binary op on `a` and `b`, with PyTorch's rule for 0-dim
 /// tensors: they decide the dtype only where they are of a higher category
 /// (bool < integral < floating) than the dimensioned operand, so

@@ -233,6 +233,84 @@ std::vector<OpCase> op_cases() {
       {"embedding",
        {F({6, 3}), I({2, 4}, 6)},
        [](L in) { return embedding(in[0], in[1]); }},
+      // ---- convolution ----
+      {"conv2d",
+       {F({2, 3, 5, 5}), F({4, 3, 3, 3}), F({4})},
+       [](L in) { return conv2d(in[0], in[1], in[2]); }},
+      {"conv2d_stride_padding_nonsquare",
+       {F({2, 2, 6, 5}), F({3, 2, 3, 2})},
+       [](L in) {
+         return conv2d(in[0], in[1], {}, {2, 1}, {1, 0});
+       }},
+      {"conv2d_dilation",
+       {F({1, 2, 7, 7}), F({2, 2, 3, 3}), F({2})},
+       [](L in) { return conv2d(in[0], in[1], in[2], 1, 2, 2); }},
+      {"conv2d_groups",
+       {F({2, 4, 5, 5}), F({6, 2, 3, 3}), F({6})},
+       [](L in) { return conv2d(in[0], in[1], in[2], 1, 1, 1, /*groups=*/2); }},
+      {"conv2d_depthwise_strided",
+       {F({2, 3, 6, 6}), F({3, 1, 3, 3})},
+       [](L in) { return conv2d(in[0], in[1], {}, 2, 1, 1, /*groups=*/3); }},
+      {"conv2d_pointwise",
+       {F({2, 3, 4, 4}), F({5, 3, 1, 1}), F({5})},
+       [](L in) { return conv2d(in[0], in[1], in[2]); }},
+      {"conv2d_unbatched",
+       {F({2, 5, 5}), F({3, 2, 3, 3})},
+       [](L in) { return conv2d(in[0], in[1], {}, 1, 1); }},
+      // ---- pooling ----
+      {"max_pool2d", {F({2, 3, 6, 6})}, [](L in) { return max_pool2d(in[0], 2); }},
+      {"max_pool2d_overlap_padding",
+       {F({1, 2, 7, 6})},
+       [](L in) { return max_pool2d(in[0], 3, 2, 1); }},
+      {"max_pool2d_dilation_ceil_mode",
+       {F({1, 2, 8, 7})},
+       [](L in) {
+         return max_pool2d(in[0], {3, 2}, 2, 1, {2, 1}, /*ceil_mode=*/true);
+       }},
+      {"max_pool2d_unbatched",
+       {F({2, 5, 5})},
+       [](L in) { return max_pool2d(in[0], 2, 1); }},
+      {"avg_pool2d", {F({2, 3, 6, 6})}, [](L in) { return avg_pool2d(in[0], 2); }},
+      {"avg_pool2d_padding_exclude_pad",
+       {F({1, 2, 7, 6})},
+       [](L in) {
+         return avg_pool2d(in[0], 3, 2, 1, false, /*count_include_pad=*/false);
+       }},
+      {"avg_pool2d_ceil_mode_include_pad",
+       {F({1, 2, 7, 6})},
+       [](L in) {
+         return avg_pool2d(in[0], {3, 2}, 2, 1, /*ceil_mode=*/true);
+       }},
+      {"avg_pool2d_divisor_override",
+       {F({1, 2, 5, 5})},
+       [](L in) {
+         return avg_pool2d(in[0], 2, 1, 0, false, true, /*divisor_override=*/3);
+       }},
+      // ---- normalisation ----
+      {"batch_norm_train",
+       {F({4, 3, 3, 3}), F({3}), F({3})},
+       [](L in) { return batch_norm(in[0], {}, {}, in[1], in[2], /*training=*/true); }},
+      {"batch_norm_train_running_stats_2d",
+       {F({5, 4}), F({4}), F({4})},
+       [](L in) {
+         Tensor mean = zeros_like(in[1].detach()), var = ones_like(in[1].detach());
+         return batch_norm(in[0], mean, var, in[1], in[2], /*training=*/true);
+       }},
+      {"batch_norm_train_no_affine",
+       {F({3, 2, 4})},
+       [](L in) { return batch_norm(in[0], {}, {}, {}, {}, /*training=*/true); }},
+      {"batch_norm_eval",
+       {F({4, 3, 2, 2}), F({3}), F({3}), W({3}), W({3})},
+       [](L in) { return batch_norm(in[0], in[3], in[4], in[1], in[2]); }},
+      {"layer_norm_last_dim",
+       {F({3, 5}), F({5}), F({5})},
+       [](L in) { return layer_norm(in[0], {5}, in[1], in[2]); }},
+      {"layer_norm_last_two_dims",
+       {F({2, 3, 4}), F({3, 4}), F({3, 4})},
+       [](L in) {
+         return layer_norm(in[0], {3, 4}, in[1], in[2]);
+       }},
+      {"layer_norm_no_affine", {F({4, 6})}, [](L in) { return layer_norm(in[0], {6}); }},
       // ---- losses ----
       {"mse_loss_mean",
        {F({3, 4}), F({3, 4})},

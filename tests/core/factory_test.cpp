@@ -41,6 +41,28 @@ TEST(Factory, FilledTensorsHaveValuesDtypeAndDevice) {
   EXPECT_TRUE(throws_with([] { zeros({2, -1}); }, "[2, -1]"));
 }
 
+TEST(Factory, SizesWhoseCountOverflowsAreRefusedBeforeAllocating) {
+  const int64_t big = int64_t{1} << 40;
+  EXPECT_TRUE(throws_with(
+      [&] {
+        empty({big, big});
+      },
+      "more elements than int64 can count"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        empty({0, big, big});
+      },
+      "more elements than int64 can count"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        empty({big, big / 2 - 1, 4}, kFloat64);
+      },
+      "more elements than int64 can count"));
+  EXPECT_TRUE(throws_with([&] { empty({int64_t{1} << 61}, kFloat64); },
+                          "needs more bytes than int64 can count"));
+  EXPECT_EQ(empty({0, big}).numel(), 0);
+}
+
 TEST(Factory, FillValuesMustFitIntegerDtypes) {
   EXPECT_TRUE(
       throws_with([] { full({2}, 300, kUInt8); },

@@ -9,6 +9,10 @@
 #include "support/tensor_testing.h"
 #include "tandem/tandem.h"
 
+// GCC 12 takes the std::free in the replaced operator delete for a
+// mismatch with operator new (it cannot see that new is replaced too).
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+
 namespace {
 std::atomic<long> g_allocations{0};
 }  // namespace

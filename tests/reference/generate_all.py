@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 
+import batch_norm  # noqa: E402
 import mlp  # noqa: E402
 import ops  # noqa: E402
 
@@ -31,6 +32,7 @@ def main(argv):
     for dtype, name in DTYPES:
         mlp.write_all(outdir, dtype, name)
         ops.write_all(outdir, dtype, name)
+        batch_norm.write_all(outdir, dtype, name)
     return 0
 
 

@@ -3,7 +3,8 @@ gradients of its floating-point inputs.
 
 Names in ops_<dtype>.txt, for a case "c":
   c.<input>        an input (float inputs in the file's dtype; indices int64)
-  c.out, c.out1    the outputs (out1: the indices of max/min over a dim)
+  c.out, c.out1    the outputs (out1: the indices of max/min over a dim or of
+                   max_pool2d; out1, out2: batch_norm's updated running stats)
   c.grad_out       the upstream gradient given to backward from c.out
   c.grad.<input>   the gradient of that input
 
@@ -138,6 +139,76 @@ def define_cases():
     matmul("matmul_bmm", (2, 3, 4), (2, 4, 5))
     matmul("matmul_broadcast", (2, 1, 3, 4), (5, 4, 2))
     matmul("matmul_broadcast_mat", (2, 3, 4), (4, 5))
+
+    def conv(name, x_shape, w_shape, bias=True, **kwargs):
+        inputs = {"input": randn(name + ".x", *x_shape),
+                  "weight": randn(name + ".w", *w_shape, scale=0.5)}
+        if bias:
+            inputs["bias"] = randn(name + ".b", w_shape[0])
+        case(name, lambda **t: F.conv2d(**t, **kwargs), inputs, list(inputs))
+
+    conv("conv2d", (2, 3, 6, 5), (4, 3, 3, 3))
+    conv("conv2d_stride_padding", (2, 2, 7, 6), (3, 2, 3, 2), stride=(2, 1), padding=(1, 0))
+    conv("conv2d_dilation", (1, 2, 9, 8), (2, 2, 3, 3), padding=2, dilation=(2, 3))
+    conv("conv2d_groups", (2, 4, 5, 5), (6, 2, 3, 3), padding=1, groups=2)
+    conv("conv2d_depthwise", (2, 3, 6, 6), (3, 1, 3, 3), bias=False, stride=2, padding=1,
+         groups=3)
+    conv("conv2d_pointwise", (2, 3, 4, 4), (5, 3, 1, 1))
+    conv("conv2d_unbatched", (3, 6, 6), (4, 3, 3, 3), padding=1)
+
+    def pool(name, fn, *shape):
+        case(name, fn, x(name, *shape), ["x"])
+
+    pool("max_pool2d", lambda x: F.max_pool2d(x, 2), 2, 3, 6, 6)
+    pool("max_pool2d_stride_padding_indices",
+         lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True), 2, 2, 7, 6)
+    pool("max_pool2d_dilation_ceil_mode",
+         lambda x: F.max_pool2d(x, (3, 2), 2, 1, (2, 1), ceil_mode=True), 1, 2, 8, 7)
+    pool("max_pool2d_unbatched", lambda x: F.max_pool2d(x, 2), 2, 5, 5)
+    pool("avg_pool2d", lambda x: F.avg_pool2d(x, 2), 2, 3, 6, 6)
+    pool("avg_pool2d_padding_exclude_pad",
+         lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), 2, 2, 7, 6)
+    pool("avg_pool2d_ceil_mode_include_pad",
+         lambda x: F.avg_pool2d(x, (3, 2), 2, 1, ceil_mode=True), 1, 2, 7, 6)
+    pool("avg_pool2d_divisor_override",
+         lambda x: F.avg_pool2d(x, 2, 1, divisor_override=3), 1, 2, 5, 5)
+
+    def batch_norm(name, shape, training, affine=True, momentum=0.1):
+        channels = shape[1]
+        inputs = {"input": randn(name + ".x", *shape, scale=2.0) + 0.5,
+                  "running_mean": randn(name + ".mean", channels),
+                  "running_var": randn(name + ".var", channels).abs() + 0.5}
+        if affine:
+            inputs["weight"] = randn(name + ".w", channels)
+            inputs["bias"] = randn(name + ".b", channels)
+
+        def fn(input, running_mean, running_var, **affine_params):
+            # The op updates the statistics in place: out1 and out2 are the
+            # updated copies, the inputs stay as written.
+            mean, var = running_mean.clone(), running_var.clone()
+            out = F.batch_norm(input, mean, var, training=training, momentum=momentum,
+                               **affine_params)
+            return out, mean, var
+
+        grads = ["input"] + (["weight", "bias"] if affine else [])
+        case(name, fn, inputs, grads)
+
+    batch_norm("batch_norm_train", (4, 3, 3, 3), training=True)
+    batch_norm("batch_norm_train_2d_momentum", (6, 4), training=True, momentum=0.3)
+    batch_norm("batch_norm_train_no_affine", (3, 2, 5), training=True, affine=False)
+    batch_norm("batch_norm_eval", (4, 3, 2, 2), training=False)
+
+    def layer_norm(name, shape, normalized_shape, affine=True, eps=1e-5):
+        inputs = {"x": randn(name + ".x", *shape, scale=2.0)}
+        if affine:
+            inputs["weight"] = randn(name + ".w", *normalized_shape)
+            inputs["bias"] = randn(name + ".b", *normalized_shape)
+        case(name, lambda x, **wb: F.layer_norm(x, normalized_shape, eps=eps, **wb), inputs,
+             list(inputs))
+
+    layer_norm("layer_norm_last_dim", (3, 5), (5,))
+    layer_norm("layer_norm_last_two_dims", (2, 3, 4), (3, 4))
+    layer_norm("layer_norm_no_affine", (4, 6), (6,), affine=False, eps=1e-3)
     return cases
 
 

@@ -18,5 +18,7 @@ using Args = std::vector<std::string>;
 int run_demo(const Args& args);
 int run_devices(const Args& args);
 int run_tutorial(const Args& args);
+int run_train(const Args& args);
+int run_eval(const Args& args);
 
 }  // namespace tandem::cli

@@ -10,7 +10,7 @@ namespace tandem::cli {
 void Flags::add(const std::string& name,
                 const std::string& default_value,
                 const std::string& help) {
-  flags_[name] = Flag{default_value, help};
+  flags_[name] = Flag{default_value, help, false};
 }
 
 bool Flags::parse(const Args& args) {
@@ -42,8 +42,15 @@ bool Flags::parse(const Args& args) {
                        command_ + " --help)");
     }
     it->second.value = value;
+    it->second.given = true;
   }
   return true;
+}
+
+void Flags::set(const std::string& name, const std::string& value) {
+  Flag& flag = flags_.at(name);
+  flag.value = value;
+  flag.given = true;
 }
 
 std::string Flags::get(const std::string& name) const { return flags_.at(name).value; }

@@ -27,6 +27,10 @@ class Flags {
   /// Parses args; returns false when --help was asked for (help printed).
   bool parse(const Args& args);
   std::string get(const std::string& name) const;
+  /// Replaces a flag's value as if given on the command line.
+  void set(const std::string& name, const std::string& value);
+  /// Whether the command line set the flag (rather than its default).
+  bool given(const std::string& name) const { return flags_.at(name).given; }
   int64_t get_int(const std::string& name) const;
   double get_double(const std::string& name) const;
   /// A comma-separated device list ("cpu:0,cpu:1"); empty for "".
@@ -36,6 +40,7 @@ class Flags {
   struct Flag {
     std::string value;
     std::string help;
+    bool given = false;
   };
   std::string command_;
   std::map<std::string, Flag> flags_;

@@ -20,6 +20,9 @@ void print_usage() {
                "  demo      train the seed tutorial's Linear(5, 2) for a few steps\n"
                "  devices   list the devices (CPU devices of the core budget, GPUs)\n"
                "  tutorial  the data-parallel tutorial: DataParallel over --devices\n"
+               "  train     train a model on Fashion-MNIST (progress, checkpoints, "
+               "resume)\n"
+               "  eval      test loss and accuracy of a training checkpoint\n"
                "  version   print the version\n\n"
                "global flags (before or after the command):\n"
                "  --threads N   core budget shared by the CPU devices (default: all "
@@ -73,6 +76,8 @@ int main(int argc, char** argv) {
     if (command == "demo") return run_demo(args);
     if (command == "devices") return run_devices(args);
     if (command == "tutorial") return run_tutorial(args);
+    if (command == "train") return run_train(args);
+    if (command == "eval") return run_eval(args);
     throw UsageError("unknown command '" + command + "' (see tandem --help)");
   } catch (const UsageError& e) {
     std::cerr << "error: " << e.what() << "\n";

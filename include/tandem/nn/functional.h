@@ -9,22 +9,89 @@
 //   auto d = F::dropout(h, F::DropoutFuncOptions().p(0.5).training(is_training()));
 //   auto loss = F::cross_entropy(h, y,
 //   F::CrossEntropyFuncOptions().label_smoothing(0.1));
+//   auto c = F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).stride(2).padding(1));
+//   auto p = F::max_pool2d(c, F::MaxPool2dFuncOptions(2));
+//   auto n = F::batch_norm(p, mean, var, F::BatchNormFuncOptions().training(true));
 #pragma once
+
+#include <tuple>
 
 #include "tandem/core/tensor.h"
 #include "tandem/nn/options/activation.h"
+#include "tandem/nn/options/batch_norm.h"
+#include "tandem/nn/options/conv.h"
 #include "tandem/nn/options/dropout.h"
 #include "tandem/nn/options/embedding.h"
+#include "tandem/nn/options/layer_norm.h"
 #include "tandem/nn/options/loss.h"
+#include "tandem/nn/options/pooling.h"
 #include "tandem/ops/activation.h"
+#include "tandem/ops/conv.h"
 #include "tandem/ops/indexing.h"
 #include "tandem/ops/linalg.h"
 #include "tandem/ops/loss.h"
+#include "tandem/ops/normalization.h"
+#include "tandem/ops/pooling.h"
 
 namespace tandem::nn::functional {
 
 inline Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = {}) {
   return tandem::linear(input, weight, bias);
+}
+
+inline Tensor conv2d(const Tensor& input,
+                     const Tensor& weight,
+                     const Conv2dFuncOptions& options = {}) {
+  return tandem::conv2d(input,
+                        weight,
+                        options.bias(),
+                        options.stride(),
+                        options.padding(),
+                        options.dilation(),
+                        options.groups());
+}
+
+inline std::tuple<Tensor, Tensor> max_pool2d_with_indices(
+    const Tensor& input, const MaxPool2dFuncOptions& options) {
+  return tandem::max_pool2d_with_indices(input,
+                                         options.kernel_size(),
+                                         options.stride(),
+                                         options.padding(),
+                                         options.dilation(),
+                                         options.ceil_mode());
+}
+
+inline Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& options) {
+  return std::get<0>(max_pool2d_with_indices(input, options));
+}
+
+inline Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& options) {
+  return tandem::avg_pool2d(input,
+                            options.kernel_size(),
+                            options.stride(),
+                            options.padding(),
+                            options.ceil_mode(),
+                            options.count_include_pad(),
+                            options.divisor_override());
+}
+
+inline Tensor batch_norm(const Tensor& input,
+                         const Tensor& running_mean,
+                         const Tensor& running_var,
+                         const BatchNormFuncOptions& options = {}) {
+  return tandem::batch_norm(input,
+                            running_mean,
+                            running_var,
+                            options.weight(),
+                            options.bias(),
+                            options.training(),
+                            options.momentum(),
+                            options.eps());
+}
+
+inline Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options) {
+  return tandem::layer_norm(
+      input, options.normalized_shape(), options.weight(), options.bias(), options.eps());
 }
 
 inline Tensor embedding(const Tensor& input,

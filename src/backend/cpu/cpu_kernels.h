@@ -1,5 +1,6 @@
 // Private: the CPU kernels, one family per file (elementwise.cpp, copy.cpp,
-// reduction.cpp, matmul.cpp, softmax.cpp, indexing.cpp, random.cpp). The
+// reduction.cpp, matmul.cpp, softmax.cpp, indexing.cpp, random.cpp,
+// conv.cpp, pooling.cpp, normalization.cpp). The
 // signatures are those of backend::Kernels; see dispatch.h for contracts.
 #pragma once
 
@@ -39,6 +40,64 @@ void index_select(const Tensor& out, const Tensor& in, int64_t dim, const Tensor
 void index_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src);
 void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index);
 void scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src);
+void conv2d(const Tensor& out,
+            const Tensor& input,
+            const Tensor& weight,
+            const Tensor& bias,
+            const Conv2dParams& params);
+void conv2d_backward(const Tensor& grad_input,
+                     const Tensor& grad_weight,
+                     const Tensor& grad_bias,
+                     const Tensor& grad_out,
+                     const Tensor& input,
+                     const Tensor& weight,
+                     const Conv2dParams& params);
+void max_pool2d(const Tensor& out,
+                const Tensor& indices,
+                const Tensor& input,
+                const Pool2dParams& params);
+void max_pool2d_backward(const Tensor& grad_input,
+                         const Tensor& grad_out,
+                         const Tensor& indices);
+void avg_pool2d(const Tensor& out,
+                const Tensor& input,
+                const Pool2dParams& params,
+                AvgPoolDivisor divisor);
+void avg_pool2d_backward(const Tensor& grad_input,
+                         const Tensor& grad_out,
+                         const Pool2dParams& params,
+                         AvgPoolDivisor divisor);
+void batch_norm_stats(const Tensor& mean, const Tensor& var, const Tensor& input);
+void batch_norm_apply(const Tensor& out,
+                      const Tensor& input,
+                      const Tensor& mean,
+                      const Tensor& invstd,
+                      const Tensor& weight,
+                      const Tensor& bias);
+void batch_norm_backward(const Tensor& grad_input,
+                         const Tensor& grad_weight,
+                         const Tensor& grad_bias,
+                         const Tensor& grad_out,
+                         const Tensor& input,
+                         const Tensor& mean,
+                         const Tensor& invstd,
+                         const Tensor& weight,
+                         bool training);
+void layer_norm(const Tensor& out,
+                const Tensor& mean,
+                const Tensor& rstd,
+                const Tensor& input,
+                const Tensor& weight,
+                const Tensor& bias,
+                double eps);
+void layer_norm_backward(const Tensor& grad_input,
+                         const Tensor& grad_weight,
+                         const Tensor& grad_bias,
+                         const Tensor& grad_out,
+                         const Tensor& input,
+                         const Tensor& mean,
+                         const Tensor& rstd,
+                         const Tensor& weight);
 void uniform(const Tensor& out, double from, double to, Generator& gen);
 void normal(const Tensor& out, double mean, double std, Generator& gen);
 void randint(const Tensor& out, int64_t low, int64_t high, Generator& gen);

@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cpu/gemm.h"
 #include "backend/cpu/loops.h"
 #include "tandem/core/parallel.h"
 
@@ -49,14 +50,6 @@ void use_single_threaded_blas() {
   (void)once;
 }
 
-// At most this many blocks per product: enough to give every core of the
-// machine one (a power of two, so blocks split evenly among 2^i threads).
-int64_t max_blocks() {
-  static const int64_t n = static_cast<int64_t>(
-      std::bit_ceil(std::max(1u, std::min(std::thread::hardware_concurrency(), 256u))));
-  return n;
-}
-
 struct Blocks {
   bool by_rows;    // cut the output's rows (else its columns)
   int64_t extent;  // rows or columns per block (the last one may be short)
@@ -69,7 +62,7 @@ Blocks plan_blocks(int64_t m, int64_t n, int64_t k) {
   const bool by_rows = m >= n;
   const int64_t side = by_rows ? m : n;
   const double work = static_cast<double>(m) * static_cast<double>(n) * k;
-  int64_t count = max_blocks();
+  int64_t count = max_parallel_blocks();
   while (count > 1 && (work / count < kMinBlockWork || side / count < kMinBlockExtent)) {
     count /= 2;
   }
@@ -110,13 +103,6 @@ Operand operand(int64_t rows, int64_t cols, int64_t s0, int64_t s1) {
       "] are not BLAS-compatible");
   return {CblasTrans, to_blas_int(cols == 1 ? std::max<int64_t>(rows, 1) : s1)};
 }
-
-// A batch of matrices: element (i, r, c) at data[i * batch + r * s0 + c * s1].
-template <typename T>
-struct Matrices {
-  const T* data;
-  int64_t batch, s0, s1;
-};
 
 template <typename T>
 Matrices<T> matrices(const Tensor& t) {
@@ -160,9 +146,24 @@ void gemm_block(int64_t m,
        to_blas_int(ldc));
 }
 
-// c[i] = alpha * a[i] * b[i] + beta * c[i] for every i < batch, c contiguous
-// [batch, m, n]; every (matrix, block) pair is one unit of parallel work
-// (Note [GEMM blocks]).
+// c = beta * c when there is nothing to multiply (k == 0); BLAS is not
+// asked, and beta == 0 overwrites (c may be uninitialised).
+template <typename T>
+void scale(T* c, int64_t count, T beta) {
+  for (int64_t i = 0; i < count; ++i) c[i] = beta == T(0) ? T(0) : beta * c[i];
+}
+
+}  // namespace
+
+// At most this many blocks per product: enough to give every core of the
+// machine one (a power of two, so blocks split evenly among 2^i threads).
+int64_t max_parallel_blocks() {
+  static const int64_t n = static_cast<int64_t>(
+      std::bit_ceil(std::max(1u, std::min(std::thread::hardware_concurrency(), 256u))));
+  return n;
+}
+
+// Every (matrix, block) pair is one unit of parallel work (Note [GEMM blocks]).
 template <typename T>
 void blocked_gemm(int64_t batch,
                   int64_t m,
@@ -172,13 +173,16 @@ void blocked_gemm(int64_t batch,
                   Matrices<T> a,
                   Matrices<T> b,
                   T beta,
-                  T* c) {
+                  T* c,
+                  bool parallel) {
+  if (batch == 0 || m == 0 || n == 0) return;
+  if (k == 0) return scale(c, batch * m * n, beta);
   use_single_threaded_blas();
   const Blocks blocks = plan_blocks(m, n, k);
   const double block_work =
       static_cast<double>(blocks.extent) * (blocks.by_rows ? n : m) * k;
   const auto grain = static_cast<int64_t>(std::max(1.0, kMinBlockWork / block_work));
-  parallel_for(0, batch * blocks.count, grain, [&](int64_t begin, int64_t end) {
+  const auto run = [&](int64_t begin, int64_t end) {
     for (int64_t unit = begin; unit < end; ++unit) {
       const int64_t i = unit / blocks.count;
       const int64_t first = unit % blocks.count * blocks.extent;
@@ -213,25 +217,39 @@ void blocked_gemm(int64_t batch,
                       n);
       }
     }
-  });
+  };
+  if (parallel) {
+    parallel_for(0, batch * blocks.count, grain, run);
+  } else {
+    run(0, batch * blocks.count);
+  }
 }
 
-// out = beta * out when there is nothing to multiply (k == 0); BLAS is not
-// asked, and beta == 0 overwrites (out may be uninitialised).
-template <typename T>
-void scale(T* c, int64_t count, T beta) {
-  for (int64_t i = 0; i < count; ++i) c[i] = beta == T(0) ? T(0) : beta * c[i];
-}
-
-}  // namespace
+template void blocked_gemm<float>(int64_t,
+                                  int64_t,
+                                  int64_t,
+                                  int64_t,
+                                  float,
+                                  Matrices<float>,
+                                  Matrices<float>,
+                                  float,
+                                  float*,
+                                  bool);
+template void blocked_gemm<double>(int64_t,
+                                   int64_t,
+                                   int64_t,
+                                   int64_t,
+                                   double,
+                                   Matrices<double>,
+                                   Matrices<double>,
+                                   double,
+                                   double*,
+                                   bool);
 
 void gemm(
     const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta) {
   const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-  if (m == 0 || n == 0) return;
   dispatch_floating(out.dtype(), "gemm", [&]<typename T>() {
-    T* c = out.data_ptr<T>();
-    if (k == 0) return scale(c, m * n, static_cast<T>(beta));
     blocked_gemm<T>(1,
                     m,
                     n,
@@ -240,18 +258,16 @@ void gemm(
                     matrices<T>(a),
                     matrices<T>(b),
                     static_cast<T>(beta),
-                    c);
+                    out.data_ptr<T>());
   });
 }
 
 void bmm(const Tensor& out, const Tensor& a, const Tensor& b) {
   const int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
-  if (batch == 0 || m == 0 || n == 0) return;
   dispatch_floating(out.dtype(), "bmm", [&]<typename T>() {
-    T* c = out.data_ptr<T>();
-    if (k == 0) return scale(c, batch * m * n, T(0));
     // Batch strides may be 0 (a broadcast operand is read, not copied).
-    blocked_gemm<T>(batch, m, n, k, T(1), matrices<T>(a), matrices<T>(b), T(0), c);
+    blocked_gemm<T>(
+        batch, m, n, k, T(1), matrices<T>(a), matrices<T>(b), T(0), out.data_ptr<T>());
   });
 }
 

@@ -1,0 +1,46 @@
+// How a pass's index order splits into batches, for both loaders: batch b
+// holds positions [b * batch_size, (b + 1) * batch_size) of the order; the
+// last batch is shorter, or left out with drop_last.
+//
+//   detail::BatchPlan plan(sampler.indices(epoch), /*batch_size=*/64,
+//   /*drop_last=*/false); std::span<const size_t> first = plan.batch(0);
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "tandem/core/error.h"
+
+namespace tandem::data::detail {
+
+class BatchPlan {
+ public:
+  BatchPlan(std::vector<size_t> order, size_t batch_size, bool drop_last)
+      : order_(std::move(order)),
+        batch_size_(batch_size),
+        num_batches_(count(order_.size(), batch_size, drop_last)) {}
+
+  /// Batches a pass of `num_samples` indices makes.
+  static size_t count(size_t num_samples, size_t batch_size, bool drop_last) {
+    TANDEM_CHECK(batch_size > 0, "data loader: batch_size must be positive");
+    return drop_last ? num_samples / batch_size
+                     : (num_samples + batch_size - 1) / batch_size;
+  }
+
+  size_t num_batches() const { return num_batches_; }
+  std::span<const size_t> batch(size_t b) const {
+    const size_t start = b * batch_size_;
+    return std::span<const size_t>(order_).subspan(
+        start, std::min(batch_size_, order_.size() - start));
+  }
+
+ private:
+  std::vector<size_t> order_;
+  size_t batch_size_;
+  size_t num_batches_;
+};
+
+}  // namespace tandem::data::detail

@@ -1,0 +1,193 @@
+// Loader: the simple, resumable data loader for training programs.
+//
+//   using namespace tandem::data;
+//   datasets::MNIST train(datasets::kFashionMNISTRoot);
+//   Tensor images = transforms::Normalize<>(0.2860, 0.3530)(train.images());
+//   Loader loader(TensorDataset(images, train.targets()),
+//                 LoaderOptions().batch_size(256).shuffle(true).seed(42).workers(2));
+//   for (int64_t epoch = first_epoch; epoch < epochs; ++epoch) {
+//     int64_t start = epoch == first_epoch ? first_batch : 0;  // resume mid-epoch
+//     for (const Batch& batch : loader.epoch(epoch, start)) {
+//       step(batch.data, batch.target);   // [256, 1, 28, 28], [256]
+//       // a checkpoint saved here resumes at (epoch, batch.index + 1)
+//     }
+//   }
+//
+// The batches of an epoch are a pure function of (seed, epoch): the same
+// on every run and for any number of workers (Note [Deterministic
+// batches]), so (epoch, next batch index) is all a checkpoint needs.
+// Over a TensorDataset a batch is one index_select per tensor; any other
+// dataset of Example<> or TensorExample is read with get_batch() and
+// stacked (its batches then have an undefined target for TensorExample).
+// With a sampler of your own (say a samplers::DistributedSampler for one
+// replica), the sampler decides the order and `shuffle` must stay false.
+//
+// A loader runs one epoch at a time: epoch() ends the one in progress.
+// Leaving a loop early, or destroying the loader, stops its workers.
+#pragma once
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tandem/data/batch_plan.h"
+#include "tandem/data/batch_stream.h"
+#include "tandem/data/sampler.h"
+#include "tandem/data/tensor_dataset.h"
+
+namespace tandem::data {
+
+class LoaderOptions {
+ public:
+  LoaderOptions& batch_size(int64_t value) {
+    batch_size_ = value;
+    return *this;
+  }
+  /// A new permutation in each epoch, from (seed, epoch).
+  LoaderOptions& shuffle(bool value) {
+    shuffle_ = value;
+    return *this;
+  }
+  /// Leave out the last batch when it is smaller than batch_size.
+  LoaderOptions& drop_last(bool value) {
+    drop_last_ = value;
+    return *this;
+  }
+  /// Threads making batches; 0 makes them on the calling thread.
+  LoaderOptions& workers(int64_t value) {
+    workers_ = value;
+    return *this;
+  }
+  LoaderOptions& seed(uint64_t value) {
+    seed_ = value;
+    return *this;
+  }
+  /// Batches each worker may make ahead of the consumer.
+  LoaderOptions& prefetch(int64_t value) {
+    prefetch_ = value;
+    return *this;
+  }
+
+  int64_t batch_size() const { return batch_size_; }
+  bool shuffle() const { return shuffle_; }
+  bool drop_last() const { return drop_last_; }
+  int64_t workers() const { return workers_; }
+  uint64_t seed() const { return seed_; }
+  int64_t prefetch() const { return prefetch_; }
+
+ private:
+  int64_t batch_size_ = 1;
+  bool shuffle_ = false;
+  bool drop_last_ = false;
+  int64_t workers_ = 0;
+  uint64_t seed_ = 0;
+  int64_t prefetch_ = 2;
+};
+
+/// One batch: rows of the dataset's data and targets, and the batch's
+/// position in its epoch.
+struct Batch {
+  Tensor data;
+  Tensor target;
+  int64_t index = 0;
+};
+
+namespace detail {
+// A dataset's batch as one Example<>; the overload chosen by the batch type.
+Example<> collate(Example<> batch);
+Example<> collate(TensorExample batch);
+Example<> collate(std::vector<Example<>> examples);
+Example<> collate(std::vector<TensorExample> examples);
+}  // namespace detail
+
+class Loader {
+ public:
+  using Iterator = detail::BatchStream<Batch>::Iterator;
+
+  /// The batches of one epoch (see Loader::epoch).
+  class EpochRange {
+   public:
+    Iterator begin() { return stream_->begin(); }
+    Iterator end() { return stream_->end(); }
+
+   private:
+    friend class Loader;
+    explicit EpochRange(detail::BatchStream<Batch>* stream) : stream_(stream) {}
+    detail::BatchStream<Batch>* stream_;
+  };
+
+  template <typename Dataset>
+  requires requires(Dataset& d, std::span<const size_t> indices) {
+    { d.size() } -> std::convertible_to<std::optional<size_t>>;
+    d.get_batch(indices);
+  }
+  explicit Loader(Dataset dataset,
+                  LoaderOptions options = LoaderOptions(),
+                  std::shared_ptr<const samplers::Sampler> sampler = nullptr)
+      : Loader(make_fetchers(std::move(dataset), options.workers()),
+               options,
+               std::move(sampler)) {}
+  Loader(Loader&&) noexcept;
+  Loader& operator=(Loader&&) noexcept;
+  ~Loader();
+
+  /// Starts `epoch` at batch `start_batch` (0..num_batches(); to resume
+  /// mid-epoch) and returns its batches, ending the epoch in progress.
+  EpochRange epoch(int64_t epoch, int64_t start_batch = 0);
+
+  /// Batches per epoch (this replica's, with a distributed sampler).
+  int64_t num_batches() const;
+  /// Examples per epoch, the padding of a distributed sampler included.
+  int64_t num_examples() const;
+  const LoaderOptions& options() const { return options_; }
+  const samplers::Sampler& sampler() const { return *sampler_; }
+
+ private:
+  // Makes the collated batch at `indices`; one per worker (a dataset copy
+  // each), so no two threads share one.
+  using Fetch = std::function<Example<>(std::span<const size_t> indices)>;
+  struct Fetchers {
+    std::vector<Fetch> per_worker;
+    size_t dataset_size;
+  };
+  // The epoch in progress, with its own handle on the fetchers; on the
+  // heap, where its workers find it even after the Loader moves.
+  struct Pass;
+
+  template <typename Dataset>
+  static Fetchers make_fetchers(Dataset dataset, int64_t workers) {
+    const std::optional<size_t> size = dataset.size();
+    TANDEM_CHECK(size.has_value(), "Loader: the dataset does not know its size");
+    Fetchers fetchers{{}, *size};
+    const int64_t copies = std::max<int64_t>(workers, 1);
+    for (int64_t i = 0; i < copies; ++i) {
+      fetchers.per_worker.emplace_back(
+          [dataset](std::span<const size_t> indices) mutable -> Example<> {
+            if constexpr (std::is_same_v<Dataset, TensorDataset>) {
+              return dataset.gather(indices);
+            } else {
+              return detail::collate(dataset.get_batch(indices));
+            }
+          });
+    }
+    return fetchers;
+  }
+
+  Loader(Fetchers fetchers,
+         LoaderOptions options,
+         std::shared_ptr<const samplers::Sampler> sampler);
+
+  std::shared_ptr<const std::vector<Fetch>> fetchers_;
+  LoaderOptions options_;
+  std::shared_ptr<const samplers::Sampler> sampler_;
+  std::unique_ptr<Pass> pass_;
+};
+
+}  // namespace tandem::data

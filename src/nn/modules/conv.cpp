@@ -1,0 +1,75 @@
+// Conv2d: option checks, parameters, PyTorch's initialisation and forward.
+#include "tandem/nn/modules/conv.h"
+
+#include <cmath>
+
+#include "tandem/core/error.h"
+#include "tandem/nn/init.h"
+#include "tandem/ops/conv.h"
+#include "tandem/ops/factory.h"
+
+namespace tandem::nn {
+
+Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) { reset(); }
+
+void Conv2dImpl::reset() {
+  const int64_t in = options.in_channels(), out = options.out_channels();
+  const int64_t groups = options.groups();
+  TANDEM_CHECK(in > 0 && out > 0,
+               "Conv2d: in_channels and out_channels must be positive, got ",
+               in,
+               " and ",
+               out);
+  TANDEM_CHECK(groups > 0, "Conv2d: groups must be positive, got ", groups);
+  TANDEM_CHECK(in % groups == 0 && out % groups == 0,
+               "Conv2d: groups=",
+               groups,
+               " must divide in_channels (",
+               in,
+               ") and out_channels (",
+               out,
+               ")");
+  // The other per-dimension options are checked by conv2d when it runs.
+  const ExpandingArray<2>& k = options.kernel_size();
+  TANDEM_CHECK(k[0] > 0 && k[1] > 0, "Conv2d: kernel_size must be positive, got ", k);
+  weight = register_parameter("weight", empty({out, in / groups, k[0], k[1]}));
+  bias = register_parameter("bias",
+                            options.bias() ? empty({out}) : Tensor(),
+                            /*requires_grad=*/options.bias());
+  reset_parameters();
+}
+
+void Conv2dImpl::reset_parameters() {
+  init::kaiming_uniform_(weight, /*a=*/std::sqrt(5.0));
+  if (!bias.defined()) return;
+  const int64_t fan_in = std::get<0>(init::calculate_fan_in_and_fan_out(weight));
+  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  init::uniform_(bias, -bound, bound);
+}
+
+void Conv2dImpl::pretty_print(std::ostream& stream) const {
+  // LibTorch's layout: defaults other than stride are left out.
+  stream << "Conv2d(" << options.in_channels() << ", " << options.out_channels()
+         << ", kernel_size=" << options.kernel_size() << ", stride=" << options.stride();
+  if (options.padding() != ExpandingArray<2>(0)) {
+    stream << ", padding=" << options.padding();
+  }
+  if (options.dilation() != ExpandingArray<2>(1)) {
+    stream << ", dilation=" << options.dilation();
+  }
+  if (options.groups() != 1) stream << ", groups=" << options.groups();
+  if (!options.bias()) stream << ", bias=false";
+  stream << ")";
+}
+
+Tensor Conv2dImpl::forward(const Tensor& input) {
+  return conv2d(input,
+                weight,
+                bias,
+                options.stride(),
+                options.padding(),
+                options.dilation(),
+                options.groups());
+}
+
+}  // namespace tandem::nn

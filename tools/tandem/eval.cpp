@@ -1,0 +1,49 @@
+// `tandem eval --checkpoint PATH`: the test loss and accuracy of the model
+// a `tandem train` checkpoint holds.
+#include <iomanip>
+#include <iostream>
+
+#include "commands.h"
+#include "evaluation.h"
+#include "flags.h"
+#include "image_data.h"
+#include "model_on_devices.h"
+#include "models.h"
+#include "tandem/data/mnist.h"
+#include "tandem/io/checkpoint.h"
+
+namespace tandem::cli {
+
+int run_eval(const Args& args) {
+  Flags flags("eval");
+  flags.add("checkpoint", "", "a checkpoint written by tandem train (required)");
+  flags.add(
+      "data", data::datasets::kFashionMNISTRoot, "folder of the MNIST-format files");
+  flags.add("devices", "", "devices, comma-separated (default: all GPUs, else cpu)");
+  flags.add("batch-size", "1000", "images per forward");
+  if (!flags.parse(args)) return 0;
+  const std::string path = flags.get("checkpoint");
+  if (path.empty()) throw UsageError("eval: --checkpoint PATH is required");
+  const int64_t batch_size = flags.get_int("batch-size");
+  if (batch_size <= 0) throw UsageError("eval: --batch-size must be positive");
+  const std::vector<Device> devices =
+      flags.get("devices").empty() ? default_devices() : flags.get_devices("devices");
+
+  const io::Checkpoint checkpoint = io::load_checkpoint(path);
+  auto model_name = checkpoint.extra.find("model");
+  TANDEM_CHECK(model_name != checkpoint.extra.end(),
+               "eval: ",
+               path,
+               " does not say which model it holds (was it written by tandem train?)");
+  ModelOnDevices model(make_model(model_name->second), devices);
+  model.model()->load_state_dict(checkpoint.model);
+  const ImageSplit test = load_split(flags.get("data"), /*train=*/false);
+  const Evaluation result = evaluate(model, test, batch_size);
+  std::cout << std::fixed << std::setprecision(4) << "test_loss " << result.loss
+            << "  test_accuracy " << result.accuracy << "  (" << result.images
+            << " images, " << model_name->second << " after epoch " << checkpoint.epoch
+            << ", step " << checkpoint.step << ")\n";
+  return 0;
+}
+
+}  // namespace tandem::cli

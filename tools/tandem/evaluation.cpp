@@ -1,0 +1,34 @@
+#include "evaluation.h"
+
+#include <algorithm>
+
+#include "tandem/autograd/grad_mode.h"
+#include "tandem/ops/elementwise.h"
+#include "tandem/ops/loss.h"
+#include "tandem/ops/reduction.h"
+
+namespace tandem::cli {
+
+Evaluation evaluate(ModelOnDevices& model, const ImageSplit& split, int64_t batch_size) {
+  NoGradGuard no_grad;
+  model.model()->eval();
+  Evaluation result;
+  double loss_sum = 0;
+  int64_t correct = 0;
+  for (int64_t start = 0; start < split.size(); start += batch_size) {
+    const int64_t n = std::min(batch_size, split.size() - start);
+    const Tensor target = split.targets.narrow(0, start, n).to(model.output_device());
+    const Tensor logits = model.forward(split.images.narrow(0, start, n));
+    loss_sum += cross_entropy(logits, target, Tensor(), kSum).item<double>();
+    correct += eq(argmax(logits, 1), target).sum().item<int64_t>();
+  }
+  model.model()->train();
+  result.images = split.size();
+  if (result.images > 0) {
+    result.loss = loss_sum / static_cast<double>(result.images);
+    result.accuracy = static_cast<double>(correct) / static_cast<double>(result.images);
+  }
+  return result;
+}
+
+}  // namespace tandem::cli

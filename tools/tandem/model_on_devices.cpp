@@ -1,0 +1,47 @@
+#include "model_on_devices.h"
+
+#include <utility>
+
+#include "commands.h"
+#include "tandem/core/device_guard.h"
+
+namespace tandem::cli {
+
+std::vector<Device> default_devices() {
+  std::vector<Device> devices;
+  for (int64_t i = 0; i < device_count(kCUDA); ++i) devices.emplace_back(kCUDA, i);
+  if (devices.empty()) devices.emplace_back(kCPU, 0);
+  return devices;
+}
+
+ModelOnDevices::ModelOnDevices(nn::Sequential model, std::vector<Device> devices)
+    : model_(std::move(model)), devices_(std::move(devices)) {
+  if (devices_.empty()) throw UsageError("--devices: the list is empty");
+  for (const Device& d : devices_) {
+    if (d.is_cuda() && d.index() >= device_count(kCUDA)) {
+      throw UsageError("--devices: " + d.str() + " is not available: this machine has " +
+                       std::to_string(device_count(kCUDA)) +
+                       " CUDA devices (see tandem devices)");
+    }
+  }
+  model_->to(devices_.front());
+  if (devices_.size() > 1) {
+    parallel_ = nn::DataParallel(model_, nn::DataParallelOptions().device_ids(devices_));
+  }
+}
+
+Tensor ModelOnDevices::forward(const Tensor& batch) {
+  if (parallel_) return parallel_->forward(batch);
+  return model_->forward(batch.to(devices_.front()));
+}
+
+std::string ModelOnDevices::device_list() const {
+  std::string list;
+  for (const Device& d : devices_) {
+    if (!list.empty()) list += ',';
+    list += d.str();
+  }
+  return list;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,41 @@
+// A model and the devices it runs on, as `tandem train` and `tandem eval`
+// use it: on one device the model itself; on several a DataParallel over
+// them (the batch split across the devices, outputs gathered on the first).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tandem/core/device.h"
+#include "tandem/core/tensor.h"
+#include "tandem/nn/modules/sequential.h"
+#include "tandem/parallel/data_parallel_module.h"
+
+namespace tandem::cli {
+
+/// What `--devices ""` means: every CUDA device, else the CPU as one device.
+std::vector<Device> default_devices();
+
+class ModelOnDevices {
+ public:
+  /// Moves `model` to devices[0]. Throws for an empty or mixed device list.
+  ModelOnDevices(nn::Sequential model, std::vector<Device> devices);
+
+  /// Logits for a batch anywhere (it is moved or split as needed); they
+  /// lie on output_device().
+  Tensor forward(const Tensor& batch);
+  Device output_device() const { return devices_.front(); }
+  const std::vector<Device>& devices() const { return devices_; }
+  /// The model itself (not the DataParallel around it): its state_dict
+  /// keys are the model's own.
+  nn::Sequential& model() { return model_; }
+  /// "cpu:0,cpu:1"
+  std::string device_list() const;
+
+ private:
+  nn::Sequential model_;
+  std::vector<Device> devices_;
+  nn::DataParallel parallel_{nullptr};
+};
+
+}  // namespace tandem::cli

@@ -1,0 +1,64 @@
+// Progress of a training epoch as the user watches it: on a terminal, one
+// bar redrawn in place (at most ten times a second); otherwise (a log file,
+// CI) a plain line at every tenth of the epoch. Both show the epoch, the
+// step, the running mean loss, samples per second and the time left.
+//
+//   EpochProgress progress(std::cout, is_terminal(std::cout), epoch, epochs,
+//                          steps, first_step);
+//   for (...) progress.step(loss, batch_size);
+//   progress.finish();   // clears the bar
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace tandem::cli {
+
+/// Whether `out` is std::cout or std::cerr writing to a terminal.
+bool is_terminal(const std::ostream& out);
+
+/// "1:05", "12.3 s": a duration for people.
+std::string format_duration(double seconds);
+
+class EpochProgress {
+ public:
+  /// `epoch` counts from 1; the epoch has `steps` steps, of which the first
+  /// `first_step` were done before (a resumed run).
+  EpochProgress(std::ostream& out,
+                bool interactive,
+                int64_t epoch,
+                int64_t epochs,
+                int64_t steps,
+                int64_t first_step);
+  EpochProgress(const EpochProgress&) = delete;
+  EpochProgress& operator=(const EpochProgress&) = delete;
+
+  /// One step done, with its mean loss over `samples` samples.
+  void step(double loss, int64_t samples);
+  /// Clears the bar (interactive) so the epoch's summary line replaces it.
+  void finish();
+
+  /// Mean loss per sample over this run's steps; samples and seconds.
+  double mean_loss() const;
+  int64_t samples() const { return samples_; }
+  double seconds() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void draw();
+
+  std::ostream& out_;
+  bool interactive_;
+  int64_t epoch_, epochs_, steps_, step_;
+  int64_t first_step_;
+  int64_t samples_ = 0;
+  double loss_sum_ = 0;
+  int64_t next_report_;  // plain mode: the step of the next line
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point last_draw_{};
+  bool drawn_ = false;
+};
+
+}  // namespace tandem::cli

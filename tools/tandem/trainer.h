@@ -1,0 +1,45 @@
+// The training run behind `tandem train`: a model from models.h trained on
+// an MNIST-family dataset over one or more devices, evaluated on the test
+// split after every epoch, with a progress display, per-epoch metrics
+// (JSON Lines), checkpoints, exact resume and a clean stop on Ctrl-C.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tandem/core/device.h"
+#include "tandem/io/checkpoint.h"
+
+namespace tandem::cli {
+
+struct TrainConfig {
+  std::string data_dir;
+  std::string model = "mlp";
+  std::vector<Device> devices;
+  int64_t epochs = 10;
+  int64_t batch_size = 256;  // the global batch, split across the devices
+  std::string optimizer = "sgd";
+  double lr = 0.05;
+  uint64_t seed = 0;
+  int64_t workers = 1;
+  int64_t max_steps = 0;        // stop after this many steps in all; 0: no limit
+  std::string checkpoint_path;  // written after every epoch and on a stop
+  std::string metrics_path;     // JSON Lines, one object per epoch
+};
+
+/// The settings a checkpoint records (model, optimizer, lr, batch size,
+/// seed), which a resumed run must share.
+std::map<std::string, std::string> run_settings(const TrainConfig& config);
+
+/// Trains from scratch, or from `resume` (whose settings must equal
+/// run_settings(config)); returns the process exit code (0, or 128 + the
+/// signal when stopped by SIGINT or SIGTERM). Reports on `out`.
+int train(const TrainConfig& config,
+          std::optional<io::Checkpoint> resume,
+          std::ostream& out);
+
+}  // namespace tandem::cli
