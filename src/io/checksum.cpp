@@ -2,13 +2,23 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <charconv>
+#include <vector>
 
 namespace tandem::io::detail {
 
 FileChecksum FileChecksum::of_header(const Header& header) {
+  // By name: the writer lays tensors out by dtype and the reader sorts them
+  // by offset, and empty tensors share offsets, so neither order is stable.
+  std::vector<const TensorRecord*> by_name;
+  for (const TensorRecord& tensor : header.tensors) by_name.push_back(&tensor);
+  std::sort(by_name.begin(), by_name.end(), [](const auto* a, const auto* b) {
+    return a->name < b->name;
+  });
   FileChecksum checksum;
-  for (const TensorRecord& tensor : header.tensors) {
+  for (const TensorRecord* record : by_name) {
+    const TensorRecord& tensor = *record;
     checksum.update_field(tensor.name);
     checksum.update_field(tensor.dtype->name);
     for (uint64_t dim : tensor.shape) checksum.update_field(std::to_string(dim));

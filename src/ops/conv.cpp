@@ -26,6 +26,9 @@ void check_operands(const Tensor& input, const Tensor& weight, const Tensor& bia
                "conv2d: expected a 4-D weight [out_channels, in_channels / groups, ",
                "kernel_h, kernel_w], got shape ",
                weight.sizes());
+  TANDEM_CHECK(weight.size(2) > 0 && weight.size(3) > 0,
+               "conv2d: kernel size should be greater than zero, got a weight of shape ",
+               weight.sizes());
 }
 
 void check_channels(const Tensor& input,

@@ -280,5 +280,13 @@ TEST(Conv2d, Errors) {
       "expected 2 values (or one for all dimensions), but got 3"));
 }
 
+TEST(Conv2d, AnEmptyKernelIsRefused) {
+  EXPECT_TRUE(throws_with(
+      [] {
+        conv2d(zeros({1, 2, 4, 4}), zeros({3, 2, 0, 3}));
+      },
+      "conv2d: kernel size should be greater than zero"));
+}
+
 }  // namespace
 }  // namespace tandem

@@ -180,5 +180,19 @@ TEST(Pool2d, EmptyBatch) {
   EXPECT_EQ(x.grad().sizes(), x.sizes());
 }
 
+// Padding with dilation can leave a window with no input cell at all
+// (height 2, kernel 2, padding 1, dilation 3: taps at -1 and 2). Its output
+// is -inf with index -1, and backward leaves the input's gradient alone
+// rather than writing outside the image.
+TEST(MaxPool2d, AWindowWithNoInputCellIsMinusInfinityAndGetsNoGradient) {
+  Tensor x = ones({2, 1, 2, 2}).requires_grad_();
+  auto [out, idx] = max_pool2d_with_indices(x, 2, 2, 1, 3);
+  ASSERT_EQ(out.sizes(), IntList({2, 1, 1, 1}));
+  EXPECT_EQ(out.flatten()[0].item<double>(), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(idx.flatten()[0].item<int64_t>(), -1);
+  max_pool2d(x, 2, 2, 1, 3).sum().backward();
+  EXPECT_TRUE(all_close(x.grad(), zeros({2, 1, 2, 2})));
+}
+
 }  // namespace
 }  // namespace tandem

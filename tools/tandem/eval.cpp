@@ -41,8 +41,15 @@ int run_eval(const Args& args) {
   const Evaluation result = evaluate(model, test, batch_size);
   std::cout << std::fixed << std::setprecision(4) << "test_loss " << result.loss
             << "  test_accuracy " << result.accuracy << "  (" << result.images
-            << " images, " << model_name->second << " after epoch " << checkpoint.epoch
-            << ", step " << checkpoint.step << ")\n";
+            << " images, " << model_name->second << " at step " << checkpoint.step
+            << ", ";
+  if (checkpoint.batch_in_epoch > 0) {
+    std::cout << "epoch " << checkpoint.epoch + 1 << " batch "
+              << checkpoint.batch_in_epoch;
+  } else {
+    std::cout << "after epoch " << checkpoint.epoch;
+  }
+  std::cout << ")\n";
   return 0;
 }
 

@@ -15,8 +15,13 @@ struct sigaction g_previous_term;
 
 extern "C" void on_stop_signal(int signal) {
   g_signal.store(signal);
-  // SA_RESETHAND restored the default action: a second signal ends the
-  // process right away.
+  // The default actions again, for both signals: a second one of either
+  // ends the process right away (sigaction is async-signal-safe).
+  struct sigaction fallback = {};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  sigaction(SIGINT, &fallback, nullptr);
+  sigaction(SIGTERM, &fallback, nullptr);
 }
 
 }  // namespace
@@ -26,7 +31,9 @@ InterruptScope::InterruptScope() {
   struct sigaction action = {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND;
+  // SA_RESTART: a write to a slow pipe resumes rather than failing with
+  // EINTR (which would leave std::cout in its error state).
+  action.sa_flags = SA_RESTART;
   sigaction(SIGINT, &action, &g_previous_int);
   sigaction(SIGTERM, &action, &g_previous_term);
 }

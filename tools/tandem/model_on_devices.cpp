@@ -1,5 +1,6 @@
 #include "model_on_devices.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "commands.h"
@@ -17,7 +18,17 @@ std::vector<Device> default_devices() {
 ModelOnDevices::ModelOnDevices(nn::Sequential model, std::vector<Device> devices)
     : model_(std::move(model)), devices_(std::move(devices)) {
   if (devices_.empty()) throw UsageError("--devices: the list is empty");
-  for (const Device& d : devices_) {
+  for (size_t i = 0; i < devices_.size(); ++i) {
+    const Device& d = devices_[i];
+    if (d.type() != devices_.front().type()) {
+      throw UsageError(
+          "--devices: " + device_list() +
+          " mixes device types; data parallelism runs on devices of one type");
+    }
+    if (std::find(devices_.begin(), devices_.begin() + static_cast<ptrdiff_t>(i), d) !=
+        devices_.begin() + static_cast<ptrdiff_t>(i)) {
+      throw UsageError("--devices: " + d.str() + " is listed twice in " + device_list());
+    }
     if (d.is_cuda() && d.index() >= device_count(kCUDA)) {
       throw UsageError("--devices: " + d.str() + " is not available: this machine has " +
                        std::to_string(device_count(kCUDA)) +

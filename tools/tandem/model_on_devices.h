@@ -18,7 +18,8 @@ std::vector<Device> default_devices();
 
 class ModelOnDevices {
  public:
-  /// Moves `model` to devices[0]. Throws for an empty or mixed device list.
+  /// Moves `model` to devices[0]. A UsageError for an empty list, mixed
+  /// device types, a device listed twice or a GPU this machine lacks.
   ModelOnDevices(nn::Sequential model, std::vector<Device> devices);
 
   /// Logits for a batch anywhere (it is moved or split as needed); they

@@ -38,6 +38,8 @@ nn::Sequential make_cnn() {
 
 const char* model_names() { return "mlp|cnn"; }
 
+bool is_model_name(const std::string& name) { return name == "mlp" || name == "cnn"; }
+
 nn::Sequential make_model(const std::string& name) {
   if (name == "mlp") return make_mlp();
   if (name == "cnn") return make_cnn();

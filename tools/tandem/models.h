@@ -16,6 +16,8 @@ namespace tandem::cli {
 /// a UsageError for an unknown name.
 nn::Sequential make_model(const std::string& name);
 
+bool is_model_name(const std::string& name);
+
 /// "mlp|cnn", for help texts and errors.
 const char* model_names();
 

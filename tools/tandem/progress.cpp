@@ -51,7 +51,9 @@ EpochProgress::EpochProgress(std::ostream& out,
                              int64_t epoch,
                              int64_t epochs,
                              int64_t steps,
-                             int64_t first_step)
+                             int64_t first_step,
+                             double earlier_loss_sum,
+                             int64_t earlier_samples)
     : out_(out),
       interactive_(interactive),
       epoch_(epoch),
@@ -59,11 +61,14 @@ EpochProgress::EpochProgress(std::ostream& out,
       steps_(steps),
       step_(first_step),
       first_step_(first_step),
+      loss_sum_(earlier_loss_sum),
+      epoch_samples_(earlier_samples),
       next_report_(first_step + std::max<int64_t>(1, steps / 10)) {}
 
 void EpochProgress::step(double loss, int64_t samples) {
   ++step_;
   samples_ += samples;
+  epoch_samples_ += samples;
   loss_sum_ += loss * static_cast<double>(samples);
   if (interactive_) {
     const Clock::time_point now = Clock::now();
@@ -110,7 +115,7 @@ void EpochProgress::finish() {
 }
 
 double EpochProgress::mean_loss() const {
-  return samples_ > 0 ? loss_sum_ / static_cast<double>(samples_) : 0.0;
+  return epoch_samples_ > 0 ? loss_sum_ / static_cast<double>(epoch_samples_) : 0.0;
 }
 
 double EpochProgress::seconds() const {

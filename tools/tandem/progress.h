@@ -25,13 +25,16 @@ std::string format_duration(double seconds);
 class EpochProgress {
  public:
   /// `epoch` counts from 1; the epoch has `steps` steps, of which the first
-  /// `first_step` were done before (a resumed run).
+  /// `first_step` were done before (a resumed run), over `earlier_samples`
+  /// samples whose losses summed to `earlier_loss_sum`.
   EpochProgress(std::ostream& out,
                 bool interactive,
                 int64_t epoch,
                 int64_t epochs,
                 int64_t steps,
-                int64_t first_step);
+                int64_t first_step,
+                double earlier_loss_sum = 0,
+                int64_t earlier_samples = 0);
   EpochProgress(const EpochProgress&) = delete;
   EpochProgress& operator=(const EpochProgress&) = delete;
 
@@ -40,8 +43,12 @@ class EpochProgress {
   /// Clears the bar (interactive) so the epoch's summary line replaces it.
   void finish();
 
-  /// Mean loss per sample over this run's steps; samples and seconds.
+  /// Mean loss per sample over the epoch's steps so far, earlier ones too.
   double mean_loss() const;
+  /// The loss sum and sample count behind mean_loss (for a checkpoint).
+  double loss_sum() const { return loss_sum_; }
+  int64_t epoch_samples() const { return epoch_samples_; }
+  /// Samples and seconds of this run's steps (for rates).
   int64_t samples() const { return samples_; }
   double seconds() const;
 
@@ -54,7 +61,8 @@ class EpochProgress {
   int64_t epoch_, epochs_, steps_, step_;
   int64_t first_step_;
   int64_t samples_ = 0;
-  double loss_sum_ = 0;
+  double loss_sum_;
+  int64_t epoch_samples_;
   int64_t next_report_;  // plain mode: the step of the next line
   Clock::time_point start_ = Clock::now();
   Clock::time_point last_draw_{};

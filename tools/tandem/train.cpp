@@ -1,6 +1,8 @@
 // `tandem train`: flags to a TrainConfig; with --resume, the checkpoint's
 // settings fill in the flags not given, and a given flag that disagrees
 // with them is an error (a resumed run must be the same run).
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include "commands.h"
@@ -13,24 +15,38 @@
 namespace tandem::cli {
 namespace {
 
-// The flags that name the run's settings, by their run_settings() key.
-constexpr std::pair<const char*, const char*> kSettingFlags[] = {
-    {"model", "model"},
-    {"optimizer", "optimizer"},
-    {"lr", "lr"},
-    {"batch_size", "batch-size"},
-    {"seed", "seed"}};
+// A setting's flag: run_settings() key "batch_size" is --batch-size.
+std::string flag_of(std::string key) {
+  std::replace(key.begin(), key.end(), '_', '-');
+  return key;
+}
 
+// The checkpoint's settings stand in for the flags not given.
 void apply_resumed_settings(Flags& flags,
                             const io::Checkpoint& checkpoint,
                             const std::string& path) {
-  for (const auto& [key, flag] : kSettingFlags) {
+  for (const auto& [key, unused] : run_settings(TrainConfig())) {
     auto it = checkpoint.extra.find(key);
     if (it == checkpoint.extra.end()) {
       throw Error("resume: " + path + " does not record the run's " + key +
                   " (was it written by tandem train?)");
     }
-    if (!flags.given(flag)) flags.set(flag, it->second);
+    if (!flags.given(flag_of(key))) flags.set(flag_of(key), it->second);
+  }
+}
+
+// A given flag that disagrees with the checkpoint: a different run.
+void check_same_run(const TrainConfig& config, const io::Checkpoint& checkpoint) {
+  std::string differences;
+  for (const auto& [key, value] : run_settings(config)) {
+    const std::string& recorded = checkpoint.extra.at(key);
+    if (recorded == value) continue;
+    differences += (differences.empty() ? "" : ", ") + ("--" + flag_of(key)) + " " +
+                   value + " (the checkpoint has " + recorded + ")";
+  }
+  if (!differences.empty()) {
+    throw UsageError("train: --resume continues the run as it was; these flags differ: " +
+                     differences);
   }
 }
 
@@ -45,6 +61,11 @@ TrainConfig config_from(const Flags& flags) {
   config.optimizer = flags.get("optimizer");
   config.lr = flags.get("lr").empty() ? (config.optimizer == "adam" ? 1e-3 : 0.05)
                                       : flags.get_double("lr");
+  config.lr_schedule = flags.get("lr-schedule");
+  if (config.lr_schedule != "cosine" && config.lr_schedule != "constant") {
+    throw UsageError("train: --lr-schedule must be cosine or constant, got '" +
+                     config.lr_schedule + "'");
+  }
   const int64_t seed = flags.get_int("seed");
   if (seed < 0) throw UsageError("train: --seed must be >= 0");
   config.seed = static_cast<uint64_t>(seed);
@@ -54,10 +75,15 @@ TrainConfig config_from(const Flags& flags) {
   config.metrics_path = flags.get("metrics");
   if (config.epochs < 0) throw UsageError("train: --epochs must be >= 0");
   if (config.batch_size <= 0) throw UsageError("train: --batch-size must be positive");
-  if (config.lr <= 0) throw UsageError("train: --lr must be positive");
+  if (!(std::isfinite(config.lr) && config.lr > 0)) {
+    throw UsageError("train: --lr must be a positive number");
+  }
   if (config.workers < 0) throw UsageError("train: --workers must be >= 0");
   if (config.max_steps < 0) throw UsageError("train: --max-steps must be >= 0");
-  make_model(config.model);  // rejects an unknown name before any data is read
+  if (!is_model_name(config.model)) {
+    throw UsageError("train: unknown model '" + config.model + "' (expected " +
+                     model_names() + ")");
+  }
   return config;
 }
 
@@ -73,6 +99,8 @@ int run_train(const Args& args) {
   flags.add("batch-size", "256", "images per step, split across the devices");
   flags.add("optimizer", "sgd", "sgd (momentum 0.9) or adam");
   flags.add("lr", "", "learning rate (default 0.05 for sgd, 0.001 for adam)");
+  flags.add(
+      "lr-schedule", "cosine", "cosine (annealed to 0 over the epochs) or constant");
   flags.add("seed", "0", "seeds the weights and the shuffling");
   flags.add("workers", "1", "threads preparing batches");
   flags.add("max-steps", "0", "stop after this many steps in all (0: no limit)");
@@ -85,21 +113,11 @@ int run_train(const Args& args) {
   if (!flags.get("resume").empty()) {
     resume = io::load_checkpoint(flags.get("resume"));
     apply_resumed_settings(flags, *resume, flags.get("resume"));
+    // Go on saving where the run was saved, unless told otherwise.
+    if (!flags.given("checkpoint")) flags.set("checkpoint", flags.get("resume"));
   }
   const TrainConfig config = config_from(flags);
-  if (resume && resume->extra != run_settings(config)) {
-    std::string diff;
-    const auto wanted = run_settings(config);
-    for (const auto& [key, value] : resume->extra) {
-      auto it = wanted.find(key);
-      if (it != wanted.end() && it->second != value) {
-        diff += (diff.empty() ? "" : ", ") + key + " " + it->second +
-                " (the checkpoint has " + value + ")";
-      }
-    }
-    throw UsageError("train: --resume continues the run as it was; these flags differ: " +
-                     diff);
-  }
+  if (resume) check_same_run(config, *resume);
   return train(config, std::move(resume), std::cout);
 }
 

@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <numbers>
 #include <sstream>
 
 #include "commands.h"
@@ -51,12 +52,29 @@ std::string plural(int64_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-// Where the run stands: the next batch to train is `batch` of `epoch`.
+// The learning rate of `epoch` (from 0): the base rate throughout, or
+// cosine annealing from it towards 0 over the run, one value per epoch (so
+// a resumed run recomputes it from the epoch alone).
+double epoch_lr(const TrainConfig& config, int64_t epoch) {
+  if (config.lr_schedule == "constant") return config.lr;
+  const double progress = static_cast<double>(epoch) / static_cast<double>(config.epochs);
+  return config.lr * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
+}
+
+// Where the run stands: the next batch to train is `batch` of `epoch`; the
+// epoch's batches so far had losses summing to `loss_sum` over `samples`.
 struct Position {
   int64_t epoch = 0;
   int64_t batch = 0;
   int64_t step = 0;  // optimizer steps taken in all
+  double loss_sum = 0;
+  int64_t samples = 0;
 };
+
+// Checkpoint extras beside the run's settings.
+constexpr const char* kEpochLossSum = "epoch_loss_sum";
+constexpr const char* kEpochSamples = "epoch_samples";
+constexpr const char* kDevices = "devices";
 
 class Run {
  public:
@@ -85,8 +103,7 @@ class Run {
     const auto start = std::chrono::steady_clock::now();
     std::optional<Evaluation> last;
     while (position_.epoch < config_.epochs) {
-      const bool epoch_done = train_epoch(interrupt);
-      if (!epoch_done) return stop(interrupt);
+      if (should_stop(interrupt) || !train_epoch(interrupt)) return stop(interrupt);
       last = finish_epoch(metrics);
     }
     if (!last) last = evaluate(*model_, test_, kEvalBatchSize);  // nothing left to train
@@ -96,9 +113,7 @@ class Run {
          << plural(position_.step, "step") << ") in " << format_duration(seconds)
          << "; test accuracy " << std::setprecision(4) << std::fixed << last->accuracy
          << ", test loss " << last->loss << "\n";
-    if (!config_.checkpoint_path.empty()) {
-      out_ << "checkpoint: " << config_.checkpoint_path << "\n";
-    }
+    if (saved_) out_ << "checkpoint: " << config_.checkpoint_path << "\n";
     return 0;
   }
 
@@ -111,8 +126,8 @@ class Run {
          << train_.size() << " training and " << test_.size() << " test images from "
          << config_.data_dir << "; batch " << config_.batch_size;
     if (config_.devices.size() > 1) out_ << " (" << per_device << " per device)";
-    out_ << ", " << config_.optimizer << " lr " << config_.lr << ", "
-         << plural(config_.epochs, "epoch") << "\n";
+    out_ << ", " << config_.optimizer << " lr " << config_.lr << " ("
+         << config_.lr_schedule << "), " << plural(config_.epochs, "epoch") << "\n";
     if (position_.epoch > 0 || position_.batch > 0) {
       out_ << "resuming at epoch " << position_.epoch + 1 << ", batch " << position_.batch
            << " (step " << position_.step << ")\n";
@@ -126,7 +141,18 @@ class Run {
         it != checkpoint.rng_states.end()) {
       default_generator().set_state(it->second);
     }
-    position_ = {checkpoint.epoch, checkpoint.batch_in_epoch, checkpoint.step};
+    position_ = {checkpoint.epoch,
+                 checkpoint.batch_in_epoch,
+                 checkpoint.step,
+                 std::stod(extra_or(checkpoint, kEpochLossSum, "0")),
+                 std::stoll(extra_or(checkpoint, kEpochSamples, "0"))};
+    const std::string devices = extra_or(checkpoint, kDevices, "");
+    if (!devices.empty() && devices != model_->device_list()) {
+      out_ << "note: the checkpoint was written on " << devices << "; continuing on "
+           << model_->device_list()
+           << " (the batch splits differently, so the numbers will differ from an "
+              "uninterrupted run in the last bits)\n";
+    }
     TANDEM_CHECK(position_.batch <= loader_->num_batches(),
                  "resume: the checkpoint stopped at batch ",
                  position_.batch,
@@ -144,17 +170,38 @@ class Run {
     return metrics;
   }
 
+  static std::string extra_or(const io::Checkpoint& checkpoint,
+                              const char* key,
+                              const char* fallback) {
+    auto it = checkpoint.extra.find(key);
+    return it == checkpoint.extra.end() ? fallback : it->second;
+  }
+
+  bool should_stop(const InterruptScope& interrupt) const {
+    return interrupt.requested() ||
+           (config_.max_steps > 0 && position_.step >= config_.max_steps);
+  }
+
   // Trains the rest of the current epoch; false when stopped early (a
-  // signal or --max-steps).
+  // signal or --max-steps), checked before each step.
   bool train_epoch(const InterruptScope& interrupt) {
     progress_.emplace(out_,
                       is_terminal(out_),
                       position_.epoch + 1,
                       config_.epochs,
                       loader_->num_batches(),
-                      position_.batch);
+                      position_.batch,
+                      position_.loss_sum,
+                      position_.samples);
     epoch_start_ = std::chrono::steady_clock::now();
+    for (auto& group : optimizer_->param_groups()) {
+      group.options().set_lr(epoch_lr(config_, position_.epoch));
+    }
     for (const data::Batch& batch : loader_->epoch(position_.epoch, position_.batch)) {
+      if (should_stop(interrupt)) {
+        progress_->finish();
+        return false;
+      }
       optimizer_->zero_grad();
       const Tensor target = batch.target.to(model_->output_device());
       const Tensor loss = cross_entropy(model_->forward(batch.data), target);
@@ -163,11 +210,8 @@ class Run {
       ++position_.step;
       position_.batch = batch.index + 1;
       progress_->step(loss.item<double>(), batch.target.size(0));
-      if (interrupt.requested() ||
-          (config_.max_steps > 0 && position_.step >= config_.max_steps)) {
-        progress_->finish();
-        return false;
-      }
+      position_.loss_sum = progress_->loss_sum();
+      position_.samples = progress_->epoch_samples();
     }
     progress_->finish();
     return true;
@@ -181,16 +225,17 @@ class Run {
     const double train_seconds = progress_->seconds();
     const double rate =
         train_seconds > 0 ? static_cast<double>(progress_->samples()) / train_seconds : 0;
-    ++position_.epoch;
-    position_.batch = 0;
+    const double train_loss = progress_->mean_loss();
+    position_ = {position_.epoch + 1, 0, position_.step, 0.0, 0};
+    save_checkpoint();  // before the metrics line: a crash between them loses no state
     out_ << "epoch " << position_.epoch << "/" << config_.epochs << "  train_loss "
-         << std::fixed << std::setprecision(4) << progress_->mean_loss() << "  test_loss "
+         << std::fixed << std::setprecision(4) << train_loss << "  test_loss "
          << test.loss << "  test_accuracy " << test.accuracy << "  "
          << std::setprecision(0) << rate << " samples/s  " << format_duration(seconds)
          << "\n";
     if (metrics.is_open()) {
       metrics << "{\"epoch\": " << position_.epoch
-              << ", \"train_loss\": " << json_number(progress_->mean_loss())
+              << ", \"train_loss\": " << json_number(train_loss)
               << ", \"test_loss\": " << json_number(test.loss)
               << ", \"test_accuracy\": " << json_number(test.accuracy)
               << ", \"samples_per_second\": " << json_number(rate)
@@ -199,7 +244,6 @@ class Run {
               << model_->device_list() << "\"}\n"
               << std::flush;
     }
-    save_checkpoint();
     return test;
   }
 
@@ -229,7 +273,11 @@ class Run {
     checkpoint.step = position_.step;
     checkpoint.rng_states["default"] = default_generator().get_state();
     checkpoint.extra = run_settings(config_);
+    checkpoint.extra[kEpochLossSum] = json_number(position_.loss_sum);
+    checkpoint.extra[kEpochSamples] = std::to_string(position_.samples);
+    checkpoint.extra[kDevices] = model_->device_list();
     io::save_checkpoint(checkpoint, config_.checkpoint_path);
+    saved_ = true;
   }
 
   const TrainConfig& config_;
@@ -241,6 +289,7 @@ class Run {
   Position position_;
   std::optional<EpochProgress> progress_;
   std::chrono::steady_clock::time_point epoch_start_;
+  bool saved_ = false;
 };
 
 }  // namespace
@@ -251,6 +300,7 @@ std::map<std::string, std::string> run_settings(const TrainConfig& config) {
   return {{"model", config.model},
           {"optimizer", config.optimizer},
           {"lr", lr.str()},
+          {"lr_schedule", config.lr_schedule},
           {"batch_size", std::to_string(config.batch_size)},
           {"seed", std::to_string(config.seed)}};
 }

@@ -24,6 +24,7 @@ struct TrainConfig {
   int64_t batch_size = 256;  // the global batch, split across the devices
   std::string optimizer = "sgd";
   double lr = 0.05;
+  std::string lr_schedule = "cosine";  // or "constant"; set per epoch
   uint64_t seed = 0;
   int64_t workers = 1;
   int64_t max_steps = 0;        // stop after this many steps in all; 0: no limit
@@ -31,8 +32,8 @@ struct TrainConfig {
   std::string metrics_path;     // JSON Lines, one object per epoch
 };
 
-/// The settings a checkpoint records (model, optimizer, lr, batch size,
-/// seed), which a resumed run must share.
+/// The settings a checkpoint records (model, optimizer, lr, lr schedule,
+/// batch size, seed), which a resumed run must share.
 std::map<std::string, std::string> run_settings(const TrainConfig& config);
 
 /// Trains from scratch, or from `resume` (whose settings must equal

@@ -63,12 +63,14 @@ void max_pool_forward(
         const int64_t w_end =
             std::min(w_begin + (p.kernel[1] - 1) * p.dilation[1] + 1, s.width);
         while (w_begin < 0) w_begin += p.dilation[1];
-        int64_t best = h_begin * s.width + w_begin;
+        // -1 (and -inf) for a window that no input cell falls in, which
+        // padding with dilation allows; backward skips it.
+        int64_t best = -1;
         T best_value = -std::numeric_limits<T>::infinity();
         for (int64_t h = h_begin; h < h_end; h += p.dilation[0]) {
           for (int64_t w = w_begin; w < w_end; w += p.dilation[1]) {
             const T v = image[h * s.width + w];
-            if (v > best_value || std::isnan(v)) {
+            if (best < 0 || v > best_value || std::isnan(v)) {
               best_value = v;
               best = h * s.width + w;
             }
@@ -91,7 +93,9 @@ void max_pool_backward(const PoolShape& s,
     std::fill(image, image + s.in_plane(), T(0));
     const T* g = grad_out + plane * s.out_plane();
     const int64_t* index = indices + plane * s.out_plane();
-    for (int64_t i = 0; i < s.out_plane(); ++i) image[index[i]] += g[i];
+    for (int64_t i = 0; i < s.out_plane(); ++i) {
+      if (index[i] >= 0) image[index[i]] += g[i];
+    }
   });
 }
 
