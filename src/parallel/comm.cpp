@@ -7,6 +7,7 @@
 #include "parallel/parallel_utils.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/core/parallel.h"
+#include "tandem/core/storage.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::parallel {
@@ -75,9 +76,11 @@ std::vector<Tensor> allocate_pieces(const std::vector<Tensor>& like,
 // of each element is still s0 + s1 + ... in order.
 constexpr int64_t kBlock = 1 << 15;
 
-// Writes sources[0] + sources[1] + ... (left to right) into `out`, a fresh
-// contiguous piece; one source makes a copy.
+// Writes sources[0] + sources[1] + ... (left to right) into `out`, a
+// contiguous tensor that is either fresh or sources[0] itself (then only
+// the others are added); one fresh source makes a copy.
 void sum_into(const Tensor& out, const std::vector<Tensor>& sources) {
+  const bool out_is_first = sources[0].unsafe_impl() == out.unsafe_impl();
   const Tensor flat = out.view({-1});
   std::vector<Tensor> flat_sources;
   for (const Tensor& s : sources) {
@@ -88,7 +91,7 @@ void sum_into(const Tensor& out, const std::vector<Tensor>& sources) {
     for (int64_t start = begin; start < end; start += kBlock) {
       const int64_t length = std::min(kBlock, end - start);
       Tensor block = flat.narrow(0, start, length);
-      block.copy_(flat_sources[0].narrow(0, start, length));
+      if (!out_is_first) block.copy_(flat_sources[0].narrow(0, start, length));
       for (size_t j = 1; j < flat_sources.size(); ++j) {
         block.add_(flat_sources[j].narrow(0, start, length));
       }
@@ -136,9 +139,9 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
   return result;
 }
 
-std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>& inputs,
-                                         Device destination,
-                                         size_t buffer_size) {
+namespace {
+
+void check_reduce_inputs(const std::vector<std::vector<Tensor>>& inputs) {
   TANDEM_CHECK(!inputs.empty(),
                "reduce_add_coalesced: expected tensors from at least one device");
   const std::vector<Tensor>& first = inputs[0];
@@ -173,19 +176,74 @@ std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>&
                    i);
     }
   }
-  std::vector<Tensor> result(first.size());
+}
+
+// The sums of tensors `which` of the inputs, into fresh coalesced pieces on
+// `destination`, stored at result[which[..]].
+void reduce_into_fresh(const std::vector<std::vector<Tensor>>& inputs,
+                       const std::vector<size_t>& which,
+                       Device destination,
+                       size_t buffer_size,
+                       std::vector<Tensor>& result) {
+  std::vector<Tensor> like;
+  for (size_t i : which) like.push_back(inputs[0][i]);
   NoGradGuard no_grad;
-  for (const auto& bucket : make_buckets(first, buffer_size)) {
-    std::vector<Tensor> pieces = allocate_pieces(first, bucket, destination);
+  for (const auto& bucket : make_buckets(like, buffer_size)) {
+    std::vector<Tensor> pieces = allocate_pieces(like, bucket, destination);
     for (size_t k = 0; k < bucket.size(); ++k) {
-      const size_t i = bucket[k];
+      const size_t i = which[bucket[k]];
       std::vector<Tensor> replicas;  // summed in replica order: ((g0 + g1) + g2) + ...
       for (const auto& input : inputs) replicas.push_back(input[i]);
       sum_into(pieces[k], replicas);
       result[i] = std::move(pieces[k]);
     }
   }
+}
+
+// Whether the sum may be written into `t`: it is on the destination,
+// dense, and nothing else holds it or its memory.
+bool can_take_the_sum(const Tensor& t, Device destination) {
+  const Storage& storage = t.unsafe_impl()->storage();
+  return t.device() == destination && t.is_contiguous() &&
+         t.impl_ptr().use_count() == 1 && storage.use_count() == 1 &&
+         storage->base() == nullptr;
+}
+
+}  // namespace
+
+std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>& inputs,
+                                         Device destination,
+                                         size_t buffer_size) {
+  check_reduce_inputs(inputs);
+  std::vector<size_t> all(inputs[0].size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  std::vector<Tensor> result(all.size());
+  reduce_into_fresh(inputs, all, destination, buffer_size, result);
   return result;
 }
+
+namespace detail {
+
+std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inputs,
+                                         Device destination) {
+  check_reduce_inputs(inputs);
+  std::vector<Tensor> result(inputs[0].size());
+  std::vector<size_t> fresh;
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < result.size(); ++i) {
+    if (!can_take_the_sum(inputs[0][i], destination)) {
+      fresh.push_back(i);
+      continue;
+    }
+    std::vector<Tensor> replicas;  // ((g0 + g1) + g2) + ..., as reduce_add_coalesced
+    for (const auto& input : inputs) replicas.push_back(input[i]);
+    sum_into(replicas[0], replicas);
+    result[i] = std::move(inputs[0][i]);
+  }
+  reduce_into_fresh(inputs, fresh, destination, kDefaultBufferSize, result);
+  return result;
+}
+
+}  // namespace detail
 
 }  // namespace tandem::parallel

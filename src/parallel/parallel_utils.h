@@ -17,6 +17,13 @@ namespace tandem::parallel::detail {
 /// shares the version counter, see alias_storage); otherwise a copy.
 Tensor readable_on(const Tensor& src, Device device);
 
+/// reduce_add_coalesced for a caller that owns the inputs (BroadcastBackward
+/// owns the replicas' gradients): where a tensor of inputs[0] is on the
+/// destination and nothing else holds it, the sum is written into it rather
+/// than into fresh memory. Same order of additions, so the same values.
+std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inputs,
+                                         Device destination);
+
 /// parts[i] on devices[i]: the part itself where it already is, else a
 /// contiguous copy. No autograd.
 std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,

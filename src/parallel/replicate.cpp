@@ -1,5 +1,6 @@
 #include "tandem/parallel/replicate.h"
 
+#include <iterator>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -184,13 +185,15 @@ void record_broadcast(const Distinct& originals,
       "BroadcastBackward",
       inputs,
       outputs,
-      [n, m, destination, meta = std::move(meta)](const tensor_list& grads) {
-        tensor_list all = detail::zeros_for_missing(grads, meta);
+      [n, m, destination, meta = std::move(meta)](tensor_list& grads) {
+        tensor_list all = detail::zeros_for_missing(std::move(grads), meta);
         std::vector<std::vector<Tensor>> per_replica(n);
         for (size_t j = 0; j < n; ++j) {
-          per_replica[j].assign(all.begin() + j * m, all.begin() + (j + 1) * m);
+          per_replica[j].assign(std::make_move_iterator(all.begin() + j * m),
+                                std::make_move_iterator(all.begin() + (j + 1) * m));
         }
-        return reduce_add_coalesced(per_replica, destination);
+        all.clear();
+        return detail::reduce_add_consuming(std::move(per_replica), destination);
       });
   for (auto [slot, output_nr] : shared_slots)
     autograd::set_history(*slot, node, output_nr);

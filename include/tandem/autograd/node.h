@@ -86,7 +86,9 @@ class Node : public std::enable_shared_from_this<Node> {
   uint64_t sequence_nr_;
 };
 
-using BackwardFn = std::function<tensor_list(const tensor_list& grads)>;
+/// A backward formula. The gradients are its own: it may move them out
+/// (a reduction can then write into one of them); most take them as const.
+using BackwardFn = std::function<tensor_list(tensor_list& grads)>;
 
 /// A node whose backward formula is a lambda (what every op records).
 class FunctionNode final : public Node {
