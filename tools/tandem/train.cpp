@@ -102,7 +102,10 @@ int run_train(const Args& args) {
   flags.add(
       "lr-schedule", "cosine", "cosine (annealed to 0 over the epochs) or constant");
   flags.add("seed", "0", "seeds the weights and the shuffling");
-  flags.add("workers", "1", "threads preparing batches");
+  flags.add("workers",
+            "0",
+            "threads preparing batches (0: the training thread, best for "
+            "in-memory data, where a batch is one gather)");
   flags.add("max-steps", "0", "stop after this many steps in all (0: no limit)");
   flags.add("checkpoint", "", "checkpoint file, written every epoch and on a stop");
   flags.add("resume", "", "continue the run saved in this checkpoint");

@@ -26,7 +26,7 @@ struct TrainConfig {
   double lr = 0.05;
   std::string lr_schedule = "cosine";  // or "constant"; set per epoch
   uint64_t seed = 0;
-  int64_t workers = 1;
+  int64_t workers = 0;
   int64_t max_steps = 0;        // stop after this many steps in all; 0: no limit
   std::string checkpoint_path;  // written after every epoch and on a stop
   std::string metrics_path;     // JSON Lines, one object per epoch
