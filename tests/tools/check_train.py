@@ -70,6 +70,10 @@ def check_exact_resume(tandem, data, work, model, devices, steps):
               "--checkpoint", half).stdout
     assert f"stopped at --max-steps {steps // 2}" in out, out
     os.replace(half, half + ".keep")
+    # Already at the limit: a resumed run trains no step at all.
+    out = run(tandem, "train", "--resume", half + ".keep", "--data", data, "--devices",
+              devices, "--max-steps", str(steps // 2), "--checkpoint", half).stdout
+    assert f"after step {steps // 2} " in out, out
     run(tandem, "train", "--resume", half + ".keep", "--data", data, "--devices", devices,
         "--epochs", "3", "--workers", "0", "--max-steps", str(steps),
         "--checkpoint", resumed)
