@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "core/memory_ownership.h"
 #include "tandem/autograd/grad_mode.h"
-#include "tandem/core/storage.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::autograd {
@@ -111,14 +111,10 @@ tensor_list AccumulateGrad::apply(tensor_list&& grads) {
   for (const auto& [id, hook] : meta.hooks) apply_hook(hook, g);
   NoGradGuard no_grad;
   if (!meta.grad.defined()) {
-    // A gradient nothing else holds (no other handle, no other view of
-    // its memory, not an alias of another device's) becomes .grad as it is, as in
-    // PyTorch; one that may be shared with other parts of the graph (the output of a
-    // hook, say) is copied.
-    const Storage& storage = g.unsafe_impl()->storage();
-    const bool unshared = g.impl_ptr().use_count() == 1 && storage.use_count() == 1 &&
-                          storage->base() == nullptr && g.is_contiguous() &&
-                          !g.requires_grad();
+    // A gradient nothing else holds becomes .grad as it is, as in PyTorch;
+    // one that may be shared with other parts of the graph (the output of
+    // a hook, say) is copied.
+    const bool unshared = tandem::detail::holds_memory_alone(g) && !g.requires_grad();
     meta.grad = unshared ? std::move(g) : g.clone();
   } else {
     meta.grad.add_(g);

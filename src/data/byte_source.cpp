@@ -8,30 +8,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <limits>
-#include <system_error>
 #include <vector>
 
+#include "core/file_descriptor.h"
 #include "tandem/core/error.h"
 
 namespace tandem::data::detail {
 namespace {
 
-std::string errno_text(int error) { return std::generic_category().message(error); }
-
-// Owns a POSIX file descriptor.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
+using tandem::detail::errno_text;
+using tandem::detail::FileDescriptor;
 
 class FileSource final : public ByteSource {
  public:

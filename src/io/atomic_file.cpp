@@ -14,6 +14,7 @@
 #include <string>
 #include <system_error>
 
+#include "core/file_descriptor.h"
 #include "tandem/core/error.h"
 
 namespace tandem::io {
@@ -49,7 +50,7 @@ ActiveTempFiles& active_temp_files() {
   return files;
 }
 
-std::string error_text(int error) { return std::generic_category().message(error); }
+using tandem::detail::errno_text;
 
 fs::path directory_of(const fs::path& path) {
   return path.has_parent_path() ? path.parent_path() : fs::path(".");
@@ -164,7 +165,7 @@ void AtomicFile::fail(std::string_view action, int error) const {
                                   "': ",
                                   action,
                                   " failed: ",
-                                  error_text(error),
+                                  errno_text(error),
                                   " (temporary file '",
                                   temp_path_.string(),
                                   "')"));

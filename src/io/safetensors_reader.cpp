@@ -12,8 +12,8 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
-#include <system_error>
 
+#include "core/file_descriptor.h"
 #include "io/checksum.h"
 #include "io/safetensors_header.h"
 #include "tandem/ops/factory.h"
@@ -85,32 +85,13 @@ class FileSource final : public ByteSource {
   std::string_view name() const override { return name_; }
 
  private:
-  // Closes the descriptor however the constructor or reader exits.
-  class UniqueFd {
-   public:
-    explicit UniqueFd(int fd) : fd_(fd) {}
-    ~UniqueFd() {
-      if (fd_ >= 0) ::close(fd_);
-    }
-    UniqueFd(const UniqueFd&) = delete;
-    UniqueFd& operator=(const UniqueFd&) = delete;
-    int get() const { return fd_; }
-
-   private:
-    int fd_;
-  };
-
   [[noreturn]] void fail(std::string_view what, int error) const {
-    throw Error(tandem::detail::str("safetensors: ",
-                                    name_,
-                                    ": ",
-                                    what,
-                                    ": ",
-                                    std::generic_category().message(error)));
+    throw Error(tandem::detail::str(
+        "safetensors: ", name_, ": ", what, ": ", tandem::detail::errno_text(error)));
   }
 
   std::string name_;
-  UniqueFd fd_;
+  tandem::detail::FileDescriptor fd_;
   uint64_t size_ = 0;
 };
 

@@ -106,11 +106,9 @@ void record_backward(const Tensor& input,
         const char* node = "Conv2dBackward";
         const Tensor x = saved_input.unpack(node), w = saved_weight.unpack(node);
         const Tensor grad_out = g[0].contiguous();
-        auto gradient_like = [](bool needed, const Tensor& t) {
-          return needed ? detail::make_empty(t.sizes(), t.dtype(), t.device()) : Tensor();
-        };
-        Tensor gi = gradient_like(need_input, x), gw = gradient_like(need_weight, w);
-        Tensor gb = gradient_like(need_bias, bias);
+        Tensor gi = detail::gradient_like(need_input, x);
+        Tensor gw = detail::gradient_like(need_weight, w);
+        Tensor gb = detail::gradient_like(need_bias, bias);
         detail::kernels_for(grad_out).conv2d_backward(gi,
                                                       gw,
                                                       gb,

@@ -40,9 +40,9 @@ Tensor constant_copy(const Tensor& t) {
   return copy;
 }
 
-// A gradient of shape `sizes` like `t`'s, or undefined when not needed.
-Tensor gradient_like(bool needed, const IntList& sizes, const Tensor& t) {
-  return needed ? detail::make_empty(sizes, t.dtype(), t.device()) : Tensor();
+// A contiguous tensor seen as `rows` rows of `n` (layer_norm's layout).
+Tensor as_rows(const Tensor& t, int64_t rows, int64_t n) {
+  return detail::raw_view(t, {rows, n}, {n, 1}, t.storage_offset());
 }
 
 // A contiguous tensor seen as [N, C, L] around its channel dim 1.
@@ -149,9 +149,9 @@ Tensor batch_norm(const Tensor& input,
         const char* node = "BatchNormBackward";
         const Tensor x = saved_input.unpack(node).detach().contiguous();
         const Tensor grad_out = g[0].contiguous();
-        Tensor gi = gradient_like(need_input, x.sizes(), x);
-        Tensor gw = gradient_like(need_weight, {channels}, x);
-        Tensor gb = gradient_like(need_bias, {channels}, x);
+        Tensor gi = detail::gradient_like(need_input, x);
+        Tensor gw = detail::gradient_like(need_weight, {channels}, x);
+        Tensor gb = detail::gradient_like(need_bias, {channels}, x);
         const Tensor w = saved_weight.defined()
                              ? saved_weight.unpack(node).detach().contiguous()
                              : Tensor();
@@ -198,9 +198,6 @@ Tensor layer_norm(const Tensor& input,
   }
   const int64_t n = numel_of(normalized_shape);
   const int64_t rows = n == 0 ? 0 : input.numel() / n;
-  auto as_rows = [&](const Tensor& t) {
-    return detail::raw_view(t, {rows, n}, {n, 1}, t.storage_offset());
-  };
   const Tensor x = input.detach().contiguous();
   Tensor out = detail::make_empty(sizes, x.dtype(), x.device());
   Tensor mean = detail::make_empty({rows}, x.dtype(), x.device());
@@ -208,7 +205,8 @@ Tensor layer_norm(const Tensor& input,
   const Tensor w = weight.defined() ? weight.detach().contiguous() : Tensor();
   const Tensor b = bias.defined() ? bias.detach().contiguous() : Tensor();
   if (out.numel() > 0) {
-    detail::kernels_for(x).layer_norm(as_rows(out), mean, rstd, as_rows(x), w, b, eps);
+    detail::kernels_for(x).layer_norm(
+        as_rows(out, rows, n), mean, rstd, as_rows(x, rows, n), w, b, eps);
   }
 
   if (!autograd::any_requires_grad({&input, &weight, &bias})) return out;
@@ -221,24 +219,22 @@ Tensor layer_norm(const Tensor& input,
         const char* node = "LayerNormBackward";
         const Tensor x = saved_input.unpack(node).detach().contiguous();
         const Tensor grad_out = g[0].contiguous();
-        Tensor gi = gradient_like(need_input, x.sizes(), x);
-        Tensor gw = gradient_like(need_weight, normalized_shape, x);
-        Tensor gb = gradient_like(need_bias, normalized_shape, x);
-        auto rows_of = [&](const Tensor& t) {
-          return detail::raw_view(t, {rows, n}, {n, 1}, t.storage_offset());
-        };
+        Tensor gi = detail::gradient_like(need_input, x);
+        Tensor gw = detail::gradient_like(need_weight, normalized_shape, x);
+        Tensor gb = detail::gradient_like(need_bias, normalized_shape, x);
         const Tensor w = saved_weight.defined()
                              ? saved_weight.unpack(node).detach().contiguous()
                              : Tensor();
         if (x.numel() > 0) {
-          detail::kernels_for(x).layer_norm_backward(gi.defined() ? rows_of(gi) : gi,
-                                                     gw,
-                                                     gb,
-                                                     rows_of(grad_out),
-                                                     rows_of(x),
-                                                     mean,
-                                                     rstd,
-                                                     w);
+          detail::kernels_for(x).layer_norm_backward(
+              gi.defined() ? as_rows(gi, rows, n) : gi,
+              gw,
+              gb,
+              as_rows(grad_out, rows, n),
+              as_rows(x, rows, n),
+              mean,
+              rstd,
+              w);
         } else {
           for (Tensor* t : {&gw, &gb}) {
             if (t->defined()) detail::kernels_for(x).fill(*t, 0);

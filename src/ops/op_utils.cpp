@@ -163,6 +163,14 @@ Tensor make_empty(const IntList& sizes, ScalarType dtype, Device device) {
       std::move(storage), dtype, sizes, contiguous_strides(sizes), 0));
 }
 
+Tensor gradient_like(bool needed, const IntList& sizes, const Tensor& like) {
+  return needed ? make_empty(sizes, like.dtype(), like.device()) : Tensor();
+}
+
+Tensor gradient_like(bool needed, const Tensor& like) {
+  return needed ? make_empty(like.sizes(), like.dtype(), like.device()) : Tensor();
+}
+
 Tensor raw_view(const Tensor& t, IntList sizes, IntList strides, int64_t offset) {
   return Tensor(std::make_shared<TensorImpl>(t.unsafe_impl()->storage(),
                                              t.dtype(),

@@ -75,6 +75,12 @@ void check_bool_arithmetic(const char* op, backend::BinaryOp kind, ScalarType re
 /// A new contiguous tensor (uninitialised) without autograd state.
 Tensor make_empty(const IntList& sizes, ScalarType dtype, Device device);
 
+/// For a backward formula: an uninitialised gradient of shape `sizes` with
+/// `like`'s dtype and device, or undefined when it is not `needed`.
+Tensor gradient_like(bool needed, const IntList& sizes, const Tensor& like);
+/// The same, shaped like `like` (which may be undefined when not needed).
+Tensor gradient_like(bool needed, const Tensor& like);
+
 /// A view of `t` with the given geometry, without autograd state (for
 /// handing broadcast or permuted operands to kernels).
 Tensor raw_view(const Tensor& t, IntList sizes, IntList strides, int64_t offset);

@@ -4,10 +4,10 @@
 #include <map>
 #include <utility>
 
+#include "core/memory_ownership.h"
 #include "parallel/parallel_utils.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/core/parallel.h"
-#include "tandem/core/storage.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::parallel {
@@ -200,15 +200,6 @@ void reduce_into_fresh(const std::vector<std::vector<Tensor>>& inputs,
   }
 }
 
-// Whether the sum may be written into `t`: it is on the destination,
-// dense, and nothing else holds it or its memory.
-bool can_take_the_sum(const Tensor& t, Device destination) {
-  const Storage& storage = t.unsafe_impl()->storage();
-  return t.device() == destination && t.is_contiguous() &&
-         t.impl_ptr().use_count() == 1 && storage.use_count() == 1 &&
-         storage->base() == nullptr;
-}
-
 }  // namespace
 
 std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>& inputs,
@@ -231,7 +222,10 @@ std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inpu
   std::vector<size_t> fresh;
   NoGradGuard no_grad;
   for (size_t i = 0; i < result.size(); ++i) {
-    if (!can_take_the_sum(inputs[0][i], destination)) {
+    // The sum goes into replica 0's tensor when it is on the destination
+    // and nothing else reaches its memory.
+    const Tensor& first = inputs[0][i];
+    if (first.device() != destination || !tandem::detail::holds_memory_alone(first)) {
       fresh.push_back(i);
       continue;
     }

@@ -9,7 +9,6 @@
 #include "image_data.h"
 #include "model_on_devices.h"
 #include "models.h"
-#include "tandem/data/mnist.h"
 #include "tandem/io/checkpoint.h"
 
 namespace tandem::cli {
@@ -17,17 +16,15 @@ namespace tandem::cli {
 int run_eval(const Args& args) {
   Flags flags("eval");
   flags.add("checkpoint", "", "a checkpoint written by tandem train (required)");
-  flags.add(
-      "data", data::datasets::kFashionMNISTRoot, "folder of the MNIST-format files");
-  flags.add("devices", "", "devices, comma-separated (default: all GPUs, else cpu)");
+  add_data_flag(flags);
+  add_devices_flag(flags);
   flags.add("batch-size", "1000", "images per forward");
   if (!flags.parse(args)) return 0;
   const std::string path = flags.get("checkpoint");
   if (path.empty()) throw UsageError("eval: --checkpoint PATH is required");
   const int64_t batch_size = flags.get_int("batch-size");
   if (batch_size <= 0) throw UsageError("eval: --batch-size must be positive");
-  const std::vector<Device> devices =
-      flags.get("devices").empty() ? default_devices() : flags.get_devices("devices");
+  const std::vector<Device> devices = devices_flag(flags);
 
   const io::Checkpoint checkpoint = io::load_checkpoint(path);
   auto model_name = checkpoint.extra.find("model");

@@ -15,6 +15,14 @@ std::vector<Device> default_devices() {
   return devices;
 }
 
+void add_devices_flag(Flags& flags) {
+  flags.add("devices", "", "devices, comma-separated (default: all GPUs, else cpu)");
+}
+
+std::vector<Device> devices_flag(const Flags& flags) {
+  return flags.get("devices").empty() ? default_devices() : flags.get_devices("devices");
+}
+
 ModelOnDevices::ModelOnDevices(nn::Sequential model, std::vector<Device> devices)
     : model_(std::move(model)), devices_(std::move(devices)) {
   if (devices_.empty()) throw UsageError("--devices: the list is empty");

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "flags.h"
 #include "tandem/core/device.h"
 #include "tandem/core/tensor.h"
 #include "tandem/nn/modules/sequential.h"
@@ -15,6 +16,11 @@ namespace tandem::cli {
 
 /// What `--devices ""` means: every CUDA device, else the CPU as one device.
 std::vector<Device> default_devices();
+
+/// Declares the --devices flag of train and eval, and reads it: the list
+/// given, else default_devices().
+void add_devices_flag(Flags& flags);
+std::vector<Device> devices_flag(const Flags& flags);
 
 class ModelOnDevices {
  public:

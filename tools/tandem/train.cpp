@@ -7,9 +7,9 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "image_data.h"
 #include "model_on_devices.h"
 #include "models.h"
-#include "tandem/data/mnist.h"
 #include "trainer.h"
 
 namespace tandem::cli {
@@ -54,8 +54,7 @@ TrainConfig config_from(const Flags& flags) {
   TrainConfig config;
   config.data_dir = flags.get("data");
   config.model = flags.get("model");
-  config.devices =
-      flags.get("devices").empty() ? default_devices() : flags.get_devices("devices");
+  config.devices = devices_flag(flags);
   config.epochs = flags.get_int("epochs");
   config.batch_size = flags.get_int("batch-size");
   config.optimizer = flags.get("optimizer");
@@ -91,10 +90,9 @@ TrainConfig config_from(const Flags& flags) {
 
 int run_train(const Args& args) {
   Flags flags("train");
-  flags.add(
-      "data", data::datasets::kFashionMNISTRoot, "folder of the MNIST-format files");
+  add_data_flag(flags);
   flags.add("model", "mlp", std::string("the model: ") + model_names());
-  flags.add("devices", "", "devices, comma-separated (default: all GPUs, else cpu)");
+  add_devices_flag(flags);
   flags.add("epochs", "10", "passes over the training images");
   flags.add("batch-size", "256", "images per step, split across the devices");
   flags.add("optimizer", "sgd", "sgd (momentum 0.9) or adam");

@@ -353,11 +353,6 @@ void conv2d_backward_impl(const ConvShape& s,
   }
 }
 
-template <typename T>
-T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data_ptr<T>() : nullptr;
-}
-
 }  // namespace
 
 void conv2d(const Tensor& out,

@@ -1,5 +1,6 @@
-// Private: the elementwise loop every CPU kernel is built on, and the dtype
-// switch that turns a runtime dtype into a C++ type.
+// Private: the elementwise loop every CPU kernel is built on, the dtype
+// switch that turns a runtime dtype into a C++ type, and raw access to
+// optional operands.
 //
 // Operands share one shape (the caller expands broadcast inputs, giving
 // them stride 0). Dimensions that are contiguous for every operand are
@@ -35,6 +36,13 @@ decltype(auto) dispatch_dtype(ScalarType dtype, F&& f) {
       return f.template operator()<double>();
   }
   TANDEM_INTERNAL_ASSERT(false, "unknown dtype");
+}
+
+/// The elements of an optional operand (a bias, a weight), or null when
+/// it is undefined.
+template <typename T>
+T* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data_ptr<T>() : nullptr;
 }
 
 /// Same, for float32 and float64 only.

@@ -44,11 +44,6 @@ void for_each_channel(const ChannelShape& s, Fn&& fn) {
 }
 
 template <typename T>
-const T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data_ptr<T>() : nullptr;
-}
-
-template <typename T>
 void channel_moments(const ChannelShape& s, T* mean, T* var, const T* x) {
   for_each_channel(s, [&](int64_t c) {
     double total = 0;
