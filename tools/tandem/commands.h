@@ -20,5 +20,6 @@ int run_devices(const Args& args);
 int run_tutorial(const Args& args);
 int run_train(const Args& args);
 int run_eval(const Args& args);
+int run_bench(const Args& args);
 
 }  // namespace tandem::cli

@@ -23,6 +23,7 @@ void print_usage() {
                "  train     train a model on Fashion-MNIST (progress, checkpoints, "
                "resume)\n"
                "  eval      test loss and accuracy of a training checkpoint\n"
+               "  bench     time whole training steps on synthetic data (JSON)\n"
                "  version   print the version\n\n"
                "global flags (before or after the command):\n"
                "  --threads N   core budget shared by the CPU devices (default: all "
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
     if (command == "tutorial") return run_tutorial(args);
     if (command == "train") return run_train(args);
     if (command == "eval") return run_eval(args);
+    if (command == "bench") return run_bench(args);
     throw UsageError("unknown command '" + command + "' (see tandem --help)");
   } catch (const UsageError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -1,0 +1,51 @@
+"""Runs `tandem bench` as bench/vs_pytorch does and checks its one JSON
+object: every field present and sane (min <= median <= max, samples/s
+from the median), for each model and for DataParallel over two CPU
+devices; and that bad flags fail with exit 2 and a message.
+Usage: check_bench.py PATH_TO_TANDEM"""
+import json
+import subprocess
+import sys
+
+FIELDS = {"model", "batch_size", "devices", "threads", "steps", "warmup", "median_ms",
+          "min_ms", "max_ms", "samples_per_second", "peak_rss_mib"}
+
+
+def bench(tandem, *flags):
+    run = subprocess.run([tandem, *flags], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, (flags, run.stderr)
+    lines = run.stdout.splitlines()
+    assert len(lines) == 1, run.stdout
+    return json.loads(lines[0])
+
+
+def check(result, model, batch, devices, threads, steps):
+    assert set(result) == FIELDS, result
+    assert (result["model"], result["batch_size"], result["devices"]) == (model, batch, devices)
+    assert (result["threads"], result["steps"]) == (threads, steps), result
+    assert 0 < result["min_ms"] <= result["median_ms"] <= result["max_ms"], result
+    per_second = batch / result["median_ms"] * 1000
+    assert abs(result["samples_per_second"] - per_second) <= 1e-3 * per_second, result
+    assert result["peak_rss_mib"] > 1, result
+
+
+def main(tandem):
+    check(bench(tandem, "--threads", "1", "bench", "--model", "tiny", "--steps", "5"),
+          "tiny", 30, "cpu:0", 1, 5)
+    check(bench(tandem, "bench", "--model", "mlp", "--batch-size", "16", "--steps", "3",
+                "--warmup", "0", "--threads", "2"), "mlp", 16, "cpu:0", 2, 3)
+    check(bench(tandem, "--threads", "2", "bench", "--model", "mlp", "--batch-size", "8",
+                "--devices", "cpu:0,cpu:1", "--steps", "2"), "mlp", 8, "cpu:0,cpu:1", 2, 2)
+    check(bench(tandem, "bench", "--model", "cnn", "--batch-size", "4", "--steps", "2",
+                "--threads", "1"), "cnn", 4, "cpu:0", 1, 2)
+    for flags, message in [(["--model", "resnet"], "unknown model 'resnet'"),
+                           (["--steps", "0"], "--steps must be positive"),
+                           (["--batch-size", "-1"], "--batch-size must be positive"),
+                           (["--devices", "cpu:0,cpu:0"], "listed twice")]:
+        run = subprocess.run([tandem, "bench", *flags], capture_output=True, text=True)
+        assert run.returncode == 2 and message in run.stderr, (flags, run.stderr)
+    print("check_bench: ok")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,119 @@
+// `tandem bench`: whole training steps on synthetic data, timed one by one,
+// reported as one JSON object (median, min and max step milliseconds,
+// samples per second at the median, peak RSS). A step is what a training
+// loop does: zero_grad, forward (DataParallel over several devices), loss,
+// backward, SGD step. bench/vs_pytorch runs PyTorch's same steps beside it.
+//
+// Models: tiny is the seed tutorial's Linear(5, 2) with MSE (batch 30);
+// mlp and cnn are `tandem train`'s models with cross-entropy (batch 256).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include "commands.h"
+#include "flags.h"
+#include "model_on_devices.h"
+#include "models.h"
+#include "tandem/tandem.h"
+
+namespace tandem::cli {
+namespace {
+
+struct Workload {
+  nn::Sequential model;
+  Tensor input;
+  Tensor target;
+  bool regression;  // MSE against target, else cross-entropy against labels
+};
+
+Workload make_workload(const std::string& name, int64_t batch) {
+  if (name == "tiny") {
+    nn::Sequential model(nn::Linear(5, 2));
+    return {model, randn({batch, 5}), randn({batch, 2}), true};
+  }
+  if (!is_model_name(name)) {
+    throw UsageError("bench: unknown model '" + name + "' (expected tiny|" +
+                     model_names() + ")");
+  }
+  return {make_model(name), randn({batch, 1, 28, 28}), randint(10, {batch}), false};
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
+}
+
+}  // namespace
+
+int run_bench(const Args& args) {
+  Flags flags("bench");
+  flags.add("model", "mlp", std::string("the model: tiny|") + model_names());
+  flags.add("batch-size", "", "samples per step (default 30 for tiny, else 256)");
+  flags.add("devices", "cpu:0", "devices, comma-separated (DataParallel over several)");
+  flags.add("steps", "50", "timed steps");
+  flags.add("warmup", "5", "untimed steps first");
+  flags.add("seed", "0", "seeds the weights and the synthetic data");
+  if (!flags.parse(args)) return 0;
+  const std::string name = flags.get("model");
+  const int64_t batch = flags.get("batch-size").empty() ? (name == "tiny" ? 30 : 256)
+                                                        : flags.get_int("batch-size");
+  const int64_t steps = flags.get_int("steps");
+  const int64_t warmup = flags.get_int("warmup");
+  if (batch <= 0) throw UsageError("bench: --batch-size must be positive");
+  if (steps <= 0) throw UsageError("bench: --steps must be positive");
+  if (warmup < 0) throw UsageError("bench: --warmup must be >= 0");
+  if (flags.get_int("seed") < 0) throw UsageError("bench: --seed must be >= 0");
+
+  manual_seed(static_cast<uint64_t>(flags.get_int("seed")));
+  Workload work = make_workload(name, batch);
+  ModelOnDevices model(work.model, flags.get_devices("devices"));
+  const Tensor input = work.input.to(model.devices().front());
+  const Tensor target = work.target.to(model.output_device());
+  optim::SGD optimizer(model.model()->parameters(), optim::SGDOptions(0.01));
+
+  std::vector<double> millis;
+  for (int64_t step = 0; step < warmup + steps; ++step) {
+    const auto start = std::chrono::steady_clock::now();
+    optimizer.zero_grad();
+    const Tensor output = model.forward(input);
+    const Tensor loss =
+        work.regression ? mse_loss(output, target) : cross_entropy(output, target);
+    loss.backward();
+    optimizer.step();
+    const std::chrono::duration<double, std::milli> took =
+        std::chrono::steady_clock::now() - start;
+    if (step >= warmup) millis.push_back(took.count());
+  }
+  std::sort(millis.begin(), millis.end());
+  const size_t n = millis.size();
+  const double median = n % 2 ? millis[n / 2] : (millis[n / 2 - 1] + millis[n / 2]) / 2;
+
+  char json[512];
+  std::snprintf(
+      json,
+      sizeof json,
+      "{\"model\":\"%s\",\"batch_size\":%lld,\"devices\":\"%s\",\"threads\":%lld,"
+      "\"steps\":%lld,\"warmup\":%lld,\"median_ms\":%.6g,\"min_ms\":%.6g,"
+      "\"max_ms\":%.6g,\"samples_per_second\":%.1f,\"peak_rss_mib\":%.1f}",
+      name.c_str(),
+      static_cast<long long>(batch),
+      model.device_list().c_str(),
+      static_cast<long long>(num_threads()),
+      static_cast<long long>(steps),
+      static_cast<long long>(warmup),
+      median,
+      millis.front(),
+      millis.back(),
+      static_cast<double>(batch) / median * 1000.0,
+      peak_rss_mib());
+  std::cout << json << std::endl;
+  return 0;
+}
+
+}  // namespace tandem::cli
