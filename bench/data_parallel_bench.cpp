@@ -21,24 +21,34 @@ nn::Sequential make_mlp() {
 }
 
 template <typename Forward>
-void forward_backward(benchmark::State& state, nn::Sequential& mlp, Forward forward) {
-  const Tensor x = tandem::randn({256, 784}), y = tandem::randint(10, {256});
+void forward_backward(benchmark::State& state,
+                      nn::Sequential& mlp,
+                      int64_t batch,
+                      Forward forward) {
+  const Tensor x = tandem::randn({batch, 784}), y = tandem::randint(10, {batch});
   for (auto _ : state) {
     mlp->zero_grad();
     tandem::cross_entropy(forward(x), y).backward();
   }
   state.counters["samples/s"] = benchmark::Counter(
-      256.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+      static_cast<double>(batch * state.iterations()), benchmark::Counter::kIsRate);
 }
 
-// cpu:0 alone with a budget of state.range(0) cores.
+// cpu:0 alone with a budget of state.range(0) cores, at batch state.range(1)
+// (128 is one replica's share of the DataParallel batch).
 void BM_MlpOneDevice(benchmark::State& state) {
   tandem::set_num_threads(state.range(0));
   nn::Sequential mlp = make_mlp();
-  forward_backward(state, mlp, [&](const Tensor& x) { return mlp->forward(x); });
+  forward_backward(
+      state, mlp, state.range(1), [&](const Tensor& x) { return mlp->forward(x); });
   tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
 }
-BENCHMARK(BM_MlpOneDevice)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MlpOneDevice)
+    ->Args({1, 256})
+    ->Args({2, 256})
+    ->Args({1, 128})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // DataParallel over cpu:0..cpu:(n-1), budget n cores (one each).
 void BM_MlpDataParallel(benchmark::State& state) {
@@ -47,7 +57,7 @@ void BM_MlpDataParallel(benchmark::State& state) {
   for (int i = 0; i < state.range(0); ++i) devices.emplace_back(tandem::kCPU, i);
   nn::Sequential mlp = make_mlp();
   nn::DataParallel dp(mlp, nn::DataParallelOptions().device_ids(devices));
-  forward_backward(state, mlp, [&](const Tensor& x) { return dp->forward(x); });
+  forward_backward(state, mlp, 256, [&](const Tensor& x) { return dp->forward(x); });
   tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
 }
 BENCHMARK(BM_MlpDataParallel)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
