@@ -18,6 +18,7 @@
 #include "tandem/core/parallel.h"
 #include "tandem/core/tensor.h"
 #include "tandem/core/tensor_options.h"
+#include "tandem/core/warning.h"
 
 #include "tandem/autograd/engine.h"
 #include "tandem/autograd/grad_mode.h"

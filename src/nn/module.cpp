@@ -7,6 +7,7 @@
 
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
+#include "tandem/core/warning.h"
 
 namespace tandem::nn {
 namespace {
@@ -250,6 +251,15 @@ void Module::to(Device device, bool non_blocking) {
 }
 
 void Module::zero_grad(bool set_to_none) {
+  if (is_replica_) {
+    // PyTorch's words (torch/nn/modules/module.py).
+    warn(
+        "Calling .zero_grad() from a module created with nn.DataParallel() has no "
+        "effect. The parameters are copied (in a differentiable manner) from the "
+        "original module. This means they are not leaf nodes in autograd and so don't "
+        "accumulate gradients. If you need gradients in your forward method, consider "
+        "using autograd.grad instead.");
+  }
   for (Tensor& p : parameters()) {
     if (!p.grad().defined()) continue;
     if (set_to_none) {
@@ -260,6 +270,10 @@ void Module::zero_grad(bool set_to_none) {
     }
   }
 }
+
+namespace detail {
+void mark_as_replica(Module& module) { module.is_replica_ = true; }
+}  // namespace detail
 
 // ---- state ----
 

@@ -85,6 +85,7 @@ void extend(ReplicaSet& set,
                  layout.modules.size(),
                  " and ",
                  layout.tensors.size());
+    for (const auto& m : copy_layout.modules) nn::detail::mark_as_replica(*m);
     set.replicas.push_back(Replica{std::move(copy), std::move(copy_layout)});
   }
   set.devices = devices;

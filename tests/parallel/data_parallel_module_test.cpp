@@ -1,6 +1,6 @@
 // nn::DataParallel: placement, output device, the one-device and no-device
 // rules, state dict keys, nesting, replica state and the tutorial's batch
-// sizes (spec cases 8, 12, 16, 25-29, 31).
+// sizes (spec cases 8, 12, 13, 16, 25-29, 31).
 #include <mutex>
 #include <sstream>
 
@@ -240,6 +240,46 @@ TEST(DataParallel, EightDevicesReproduceTheTutorialBatchSizes) {
                                           : std::vector<int64_t>{2, 2, 2, 2, 2};
     EXPECT_EQ(rows, want) << "batch " << batch;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Calls zero_grad() on itself inside forward (spec case 13).
+struct ZeroGradInForwardImpl : nn::Cloneable<ZeroGradInForwardImpl> {
+  ZeroGradInForwardImpl() { reset(); }
+  void reset() override { fc = register_module("fc", nn::Linear(3, 2)); }
+  Tensor forward(const Tensor& x) {
+    zero_grad();
+    return fc->forward(x);
+  }
+  nn::Linear fc{nullptr};
+};
+TANDEM_MODULE(ZeroGradInForward);
+
+TEST(DataParallel, ZeroGradInAReplicaWarnsThatItHasNoEffect) {
+  std::mutex mutex;
+  std::vector<std::string> warnings;
+  const auto previous = tandem::set_warning_handler([&](const std::string& message) {
+    std::lock_guard<std::mutex> lock(mutex);
+    warnings.push_back(message);
+  });
+  ZeroGradInForward module;
+  module->forward(tandem::randn({4, 3}));  // the original itself: silent
+  EXPECT_TRUE(warnings.empty());
+  nn::DataParallel dp(module, on(cpu_devices(2)));
+  dp(tandem::randn({4, 3})).sum().backward();
+  tandem::set_warning_handler(previous);
+  ASSERT_EQ(warnings.size(), 2u);  // once per replica
+  for (const std::string& w : warnings) {
+    EXPECT_EQ(w.rfind("Calling .zero_grad() from a module created with nn.DataParallel() "
+                      "has no effect.",
+                      0),
+              0u)
+        << w;
+  }
+  EXPECT_TRUE(module->fc->weight.grad().defined());  // the originals' grads are intact
 }
 
 }  // namespace

@@ -33,8 +33,12 @@ namespace tandem::nn {
 
 template <typename Derived>
 class Cloneable;
+class Module;
 
 namespace detail {
+/// Flags `module` (not its children) as a replica; replicate's business.
+void mark_as_replica(Module& module);
+
 // The module type behind T: T itself, or the ContainedType of a holder.
 template <typename T>
 struct impl_of {
@@ -104,8 +108,12 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual void to(Device device, ScalarType dtype, bool non_blocking = false);
   virtual void to(ScalarType dtype, bool non_blocking = false);
   virtual void to(Device device, bool non_blocking = false);
-  /// Resets every parameter's .grad: to undefined, or to zeros.
+  /// Resets every parameter's .grad: to undefined, or to zeros. On a
+  /// DataParallel replica it does nothing but warn: a replica's parameters
+  /// are not leaves, their gradients flow to the original module's.
   virtual void zero_grad(bool set_to_none = true);
+  /// Whether this module is a replica made by DataParallel / replicate.
+  bool is_replica() const noexcept { return is_replica_; }
 
   // ---- state ----
   /// Parameters and buffers (detached, sharing storage) under dotted names.
@@ -156,6 +164,7 @@ class Module : public std::enable_shared_from_this<Module> {
  private:
   template <typename Derived>
   friend class Cloneable;
+  friend void detail::mark_as_replica(Module& module);
 
   // Cloneable's hook: replace this module's contents by a clone of `other`.
   virtual void clone_(Module& other, const std::optional<Device>& device);
@@ -184,6 +193,7 @@ class Module : public std::enable_shared_from_this<Module> {
   OrderedDict<std::string, Tensor> buffers_{"Buffer"};
   OrderedDict<std::string, std::shared_ptr<Module>> children_{"Submodule"};
   bool is_training_ = true;
+  bool is_replica_ = false;
 };
 
 /// Prints the module tree the way PyTorch does:
