@@ -9,6 +9,7 @@
 // included on their own for faster builds.
 #pragma once
 
+#include "tandem/core/allocator.h"
 #include "tandem/core/device.h"
 #include "tandem/core/device_guard.h"
 #include "tandem/core/dtype.h"

@@ -68,6 +68,9 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
         task->error = std::current_exception();
       }
     }
+    // This node's tensors go before the caller can wake: once backward()
+    // returns, nothing of the pass is alive on the device threads.
+    outputs.clear();
     if (--task->outstanding == 0) task->finished.notify_all();
   }
 }

@@ -1,34 +1,9 @@
+// Storage: memory from the device's allocator, borrowed blobs, aliases.
 #include "tandem/core/storage.h"
-
-#include <cstdlib>
-#include <new>
 
 #include "tandem/core/error.h"
 
 namespace tandem {
-namespace {
-
-// 64 bytes: one cache line, and the width of an AVX-512 load.
-constexpr size_t kAlignment = 64;
-
-class CpuAllocator final : public Allocator {
- public:
-  DataPtr allocate(size_t nbytes) override {
-    if (nbytes == 0) return DataPtr(nullptr, [](void*) {});
-    size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-    void* p = std::aligned_alloc(kAlignment, rounded);
-    TANDEM_CHECK(
-        p != nullptr, "cpu allocator: out of memory allocating ", nbytes, " bytes");
-    return DataPtr(p, [](void* q) { std::free(q); });
-  }
-};
-
-}  // namespace
-
-Allocator& cpu_allocator() {
-  static CpuAllocator allocator;
-  return allocator;
-}
 
 Storage make_storage(size_t nbytes, Device device) {
   TANDEM_CHECK(
