@@ -9,6 +9,7 @@ packages=(
   g++ cmake ninja-build make pkg-config ccache  # the build
   libopenblas-dev                       # BLAS for CPU matrix products
   zlib1g-dev                            # gzip'd datasets
+  libopenmpi-dev openmpi-bin            # MPI for multi-process training (tandem::distributed)
   libgtest-dev libbenchmark-dev         # tests and micro-benchmarks
   python3-torch python3-numpy           # PyTorch reference values and benchmarks
   clang-format clang-tidy               # the style checks

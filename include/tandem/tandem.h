@@ -46,3 +46,5 @@
 #include "tandem/data/data.h"
 
 #include "tandem/io/io.h"
+
+#include "tandem/distributed/distributed.h"

@@ -1,0 +1,18 @@
+// tandem::distributed: multi-process data parallelism, as PyTorch's
+// torch.distributed.
+//
+// - process_group.h: init_process_group, ProcessGroup (allreduce,
+//   broadcast, allgather, reduce_scatter, barrier over MPI), deadlines
+// - work.h: Work, the handle of a collective in flight
+// - options.h: ReduceOp, AllreduceOptions, BroadcastOptions, ...
+// - errors.h: DistributedError, CollectiveTimeoutError, PeerFailureError
+//
+//   namespace dist = tandem::distributed;
+//   auto pg = dist::init_process_group();
+//   pg->allreduce(grad, dist::AllreduceOptions().reduce_op(dist::ReduceOp::AVG)).wait();
+#pragma once
+
+#include "tandem/distributed/errors.h"
+#include "tandem/distributed/options.h"
+#include "tandem/distributed/process_group.h"
+#include "tandem/distributed/work.h"
