@@ -1,6 +1,8 @@
 // One persistent thread per device, fed through a queue.
 #include "tandem/core/executor.h"
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -8,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/spin_wait.h"
 #include "tandem/core/device_guard.h"
 #include "tandem/core/parallel.h"
 
@@ -35,6 +38,7 @@ class ThreadExecutor final : public Executor {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       queue_.push_back(std::move(job));
+      queued_.fetch_add(1, std::memory_order_release);
     }
     cv_.notify_one();
     return result;
@@ -54,12 +58,15 @@ class ThreadExecutor final : public Executor {
     DeviceGuard guard(device_);
     for (;;) {
       Job job;
+      // See Note [Spin before sleeping].
+      detail::spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; });
       {
         std::unique_lock<std::mutex> lock(mutex_);
         cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         if (stop_ && queue_.empty()) return;
         job = std::move(queue_.front());
         queue_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_relaxed);
       }
       std::exception_ptr error;
       {
@@ -84,6 +91,7 @@ class ThreadExecutor final : public Executor {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Job> queue_;
+  std::atomic<size_t> queued_{0};  // queue_.size(), read without the lock
   bool stop_ = false;
   std::thread thread_;  // last: starts after the members it uses exist
 };
@@ -144,6 +152,14 @@ std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& device
       }
     }));
   }
+  // A short spin first (Note [Spin before sleeping]): replicas' forwards
+  // often end within microseconds of each other.
+  detail::spin_until([&] {
+    for (auto& f : futures) {
+      if (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+    }
+    return true;
+  });
   for (auto& f : futures) f.wait();
   return errors;
 }

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/spin_wait.h"
 #include "tandem/core/error.h"
 
 namespace tandem {
@@ -118,6 +119,7 @@ class ThreadPool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       jobs_.push_back(std::move(job));
+      queued_.fetch_add(1, std::memory_order_release);
     }
     cv_.notify_one();
   }
@@ -127,12 +129,15 @@ class ThreadPool {
     in_pool_thread = true;
     for (;;) {
       std::function<void()> job;
+      // See Note [Spin before sleeping].
+      detail::spin_until([&] { return queued_.load(std::memory_order_acquire) > 0; });
       {
         std::unique_lock<std::mutex> lock(mutex_);
         cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
         if (stop_ && jobs_.empty()) return;
         job = std::move(jobs_.front());
         jobs_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_relaxed);
       }
       job();
     }
@@ -141,6 +146,7 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> jobs_;
+  std::atomic<size_t> queued_{0};  // jobs_.size(), read without the lock
   std::vector<std::thread> threads_;
   bool stop_ = false;
 };
@@ -155,7 +161,7 @@ ThreadPool& pool() {
 struct Completion {
   std::mutex mutex;
   std::condition_variable cv;
-  int64_t pending = 0;
+  std::atomic<int64_t> pending{0};  // written under the mutex
   std::exception_ptr error;
 
   // Takes the helper's exception under the lock and leaves `e` empty, so
@@ -165,7 +171,16 @@ struct Completion {
     std::lock_guard<std::mutex> lock(mutex);
     if (e && !error) error = std::move(e);
     e = nullptr;
-    if (--pending == 0) cv.notify_all();
+    if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) cv.notify_all();
+  }
+
+  // Returns once every helper has left finish(): spinning first (Note [Spin
+  // before sleeping]), then under the lock, which the last helper holds
+  // until it no longer touches this object.
+  void wait() {
+    detail::spin_until([&] { return pending.load(std::memory_order_acquire) == 0; });
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return pending.load(std::memory_order_relaxed) == 0; });
   }
 };
 
@@ -200,7 +215,7 @@ void parallel_for(int64_t begin,
   pool().ensure_threads(static_cast<size_t>(helpers));
   const int64_t step = (n + ranges - 1) / ranges;
   Completion done;
-  done.pending = ranges - 1;
+  done.pending.store(ranges - 1, std::memory_order_relaxed);
   for (int64_t r = 1; r < ranges; ++r) {
     const int64_t b = begin + r * step, e = std::min(end, b + step);
     pool().submit([&fn, &done, b, e] {
@@ -219,10 +234,7 @@ void parallel_for(int64_t begin,
   } catch (...) {
     first = std::current_exception();
   }
-  {
-    std::unique_lock<std::mutex> lock(done.mutex);
-    done.cv.wait(lock, [&] { return done.pending == 0; });
-  }
+  done.wait();
   budget().return_helpers(helpers);
   if (first) std::rethrow_exception(first);
   if (done.error) std::rethrow_exception(done.error);
