@@ -26,7 +26,7 @@ CMAKE_FLAGS ?=
 # Paths relative to the checkout, so ccache hits across clones of the repo.
 export CCACHE_BASEDIR ?= $(CURDIR)
 GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
-LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache,)
+LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache,)
 
 .PHONY: all deps build run test test-release test-sanitize test-tsan test-install \
         test-fuzz bench format lint clean
@@ -50,7 +50,7 @@ test-release: build
 
 test-sanitize: deps
 	@cmake -S . -B $(SAN_BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=Debug \
-	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DTANDEM_SANITIZE="address;undefined" \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DTANDEM_SANITIZE="address;undefined" -DTANDEM_CUDA=OFF \
 	  -DTANDEM_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(SAN_BUILD) -j $(JOBS)
 	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -59,7 +59,7 @@ test-sanitize: deps
 # through ctest): a TSan process is slow to start. Any report fails the run.
 test-tsan: deps
 	@cmake -S . -B $(TSAN_BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=Debug \
-	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DTANDEM_SANITIZE=thread \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DTANDEM_SANITIZE=thread -DTANDEM_CUDA=OFF \
 	  -DTANDEM_BUILD_BENCH=OFF -DTANDEM_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_LAYERS:%=%_tests)
 	@for layer in $(TSAN_LAYERS); do \
@@ -76,7 +76,7 @@ test-install: build
 # sanitizer report fails the run and leaves the input in $(FUZZ_BUILD).
 test-fuzz: deps
 	@cmake -S . -B $(FUZZ_BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_CXX_COMPILER=clang++-14 \
-	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_SANITIZE="address;undefined" \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_SANITIZE="address;undefined" -DTANDEM_CUDA=OFF \
 	  -DTANDEM_BUILD_FUZZERS=ON -DTANDEM_BUILD_TESTS=OFF -DTANDEM_BUILD_BENCH=OFF \
 	  -DTANDEM_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(FUZZ_TARGETS:%=fuzz_%)

@@ -14,6 +14,12 @@ and it prints the same one-line JSON object (median/min/max step ms,
 samples/s at the median, peak RSS in MiB), plus the configuration, the BLAS
 library that actually loaded and OpenBLAS's own thread count.
 
+On a GPU (--device cuda:0; scripts/gpu-check.sh runs it so) the model and
+data live there, each step ends with torch.cuda.synchronize() as `tandem
+bench`'s does, TF32 is off for matrix products and convolutions (tandem's
+default; PyTorch's for matmul, not for cuDNN), and peak GPU memory is
+reported; no thread or BLAS configuration applies.
+
 Threads: torch.set_num_threads(N) plus the BLAS environment of --config (see
 torch_configs.py; the script re-executes itself under it). Run it with
 Debian's python3, the one that sees python3-torch:
@@ -44,6 +50,7 @@ def parse_args():
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda:N")
     parser.add_argument("--channels-last", action="store_true",
                         help="cnn: keep activations in NHWC (oneDNN's preferred layout)")
     args = parser.parse_args()
@@ -90,15 +97,20 @@ def summary(millis, batch):
 
 def main():
     args = parse_args()
-    torch_configs.apply(args.config, args.threads)
+    on_gpu = args.device.startswith("cuda")
+    if not on_gpu:
+        torch_configs.apply(args.config, args.threads)
 
     import torch
     import torch.nn.functional as F
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
-    model = make_model(args.model, torch.nn)
-    inputs, targets = make_data(args.model, args.batch_size, torch)
+    model = make_model(args.model, torch.nn).to(args.device)
+    inputs, targets = (t.to(args.device) for t in make_data(args.model, args.batch_size, torch))
+    if on_gpu:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     if args.channels_last:
         model = model.to(memory_format=torch.channels_last)
         inputs = inputs.contiguous(memory_format=torch.channels_last)
@@ -112,6 +124,10 @@ def main():
         loss = loss_fn(model(inputs), targets)
         loss.backward()
         optimizer.step()
+        if on_gpu:
+            torch.cuda.synchronize()
+            if step + 1 == args.warmup:
+                torch.cuda.reset_peak_memory_stats()
         took = (time.perf_counter() - start) * 1000.0
         if step >= args.warmup:
             millis.append(took)
@@ -119,15 +135,19 @@ def main():
     result = {
         "model": args.model,
         "batch_size": args.batch_size,
-        "devices": "cpu",
+        "devices": args.device,
         "threads": torch.get_num_threads(),
         "steps": args.steps,
         "warmup": args.warmup,
     }
     result.update(summary(millis, args.batch_size))
     result["framework"] = f"pytorch {torch.__version__}"
-    result["config"] = args.config + (" channels-last" if args.channels_last else "")
-    result.update(torch_configs.loaded_blas())
+    if on_gpu:
+        result["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated() / (1 << 20), 1)
+        result["gpu"] = torch.cuda.get_device_name()
+    else:
+        result["config"] = args.config + (" channels-last" if args.channels_last else "")
+        result.update(torch_configs.loaded_blas())
     print(json.dumps(result), flush=True)
 
 

@@ -34,6 +34,14 @@ GradcheckResult gradcheck(const GradcheckFn& fn,
                  " is ",
                  t.dtype(),
                  "; use float64 inputs for a meaningful check");
+    // The finite differences nudge inputs through host pointers.
+    TANDEM_CHECK(!t.defined() || !t.requires_grad() || t.is_cpu(),
+                 "gradcheck: input ",
+                 i,
+                 " is on ",
+                 t.device(),
+                 "; gradcheck perturbs CPU inputs (move them with .to(\"cpu\") ",
+                 "and the computation inside fn to the device)");
   }
   Tensor out = fn(inputs);
   TANDEM_CHECK(out.requires_grad(),

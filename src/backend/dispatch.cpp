@@ -1,6 +1,7 @@
 #include "backend/dispatch.h"
 
 #include "backend/cpu/cpu_kernels.h"
+#include "backend/cuda_backend.h"
 
 namespace tandem::backend {
 
@@ -49,6 +50,7 @@ const Kernels& cpu_kernels() {
 
 const Kernels& kernels(Device device) {
   if (device.is_cpu()) return cpu::cpu_kernels();
+  if (const Kernels* cuda = cuda_kernel_table()) return *cuda;
   throw Error(detail::str("no kernels for ",
                           device,
                           ": tandem was built without CUDA (configure with ",

@@ -96,6 +96,33 @@ struct AvgPoolDivisor {
   int64_t divisor_override = 0;   // when non-zero: always this
 };
 
+/// One SGD step's hyper-parameters (PyTorch 1.13's single-tensor SGD).
+struct SgdStepArgs {
+  double lr = 0;
+  double momentum = 0;
+  double dampening = 0;
+  double weight_decay = 0;
+  bool nesterov = false;
+  /// The momentum buffer is new: it takes the (decayed) gradient, as
+  /// PyTorch's clone, instead of being updated.
+  bool first_step = false;
+};
+
+/// One Adam/AdamW step's hyper-parameters (PyTorch 1.13's single-tensor Adam).
+struct AdamStepArgs {
+  double lr = 0;
+  double beta1 = 0;
+  double beta2 = 0;
+  double eps = 0;
+  double weight_decay = 0;
+  bool amsgrad = false;
+  /// AdamW: weight decay shrinks the parameter instead of adding to the
+  /// gradient.
+  bool decoupled_weight_decay = false;
+  /// The step number after this step's increment (1 on the first step).
+  int64_t step = 0;
+};
+
 struct Kernels {
   // out <- src, converting dtype; shapes equal (src may be expanded)
   void (*copy)(const Tensor& out, const Tensor& src) = nullptr;
@@ -263,6 +290,18 @@ struct Kernels {
   void (*normal)(const Tensor& out, double mean, double std, Generator& gen) = nullptr;
   void (*randint)(const Tensor& out, int64_t low, int64_t high, Generator& gen) = nullptr;
   void (*bernoulli)(const Tensor& out, double p, Generator& gen) = nullptr;
+  // ---- optimizer steps, in place on contiguous float tensors of one
+  // shape and dtype (undefined state tensors: that feature is off) ----
+  void (*sgd_step)(const Tensor& param,
+                   const Tensor& grad,
+                   const Tensor& momentum_buffer,
+                   const SgdStepArgs& args) = nullptr;
+  void (*adam_step)(const Tensor& param,
+                    const Tensor& grad,
+                    const Tensor& exp_avg,
+                    const Tensor& exp_avg_sq,
+                    const Tensor& max_exp_avg_sq,
+                    const AdamStepArgs& args) = nullptr;
 };
 
 /// The kernels for `device`'s type; throws when tandem was built without it.

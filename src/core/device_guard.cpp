@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include "backend/cuda_backend.h"
 #include "tandem/core/parallel.h"
 
 namespace tandem {
@@ -15,8 +16,7 @@ DeviceGuard::DeviceGuard(Device device) : previous_(current) { current = device;
 DeviceGuard::~DeviceGuard() { current = previous_; }
 
 int64_t device_count(DeviceType type) {
-  // CUDA devices come with the CUDA backend; this build has none.
-  return type == kCPU ? num_threads() : 0;
+  return type == kCPU ? num_threads() : backend::cuda_device_count();
 }
 
 std::vector<DeviceInfo> list_devices() {
@@ -25,6 +25,11 @@ std::vector<DeviceInfo> list_devices() {
   std::vector<DeviceInfo> out;
   for (int64_t i = 0; i < device_count(kCPU); ++i) {
     out.push_back(DeviceInfo{Device(kCPU, static_cast<int>(i)), "cpu", memory, 1});
+  }
+  for (int i = 0; i < backend::cuda_device_count(); ++i) {
+    const auto p = backend::cuda_device_properties(i);
+    out.push_back(
+        DeviceInfo{Device(kCUDA, i), p.name, p.total_memory, p.multiprocessors});
   }
   return out;
 }

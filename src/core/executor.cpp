@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/spin_wait.h"
@@ -70,7 +71,9 @@ class ThreadExecutor final : public Executor {
       }
       std::exception_ptr error;
       {
-        detail::BusyDeviceScope busy;
+        // A GPU's thread only queues kernels: it takes no share of the cores.
+        std::optional<detail::BusyDeviceScope> busy;
+        if (device_.is_cpu()) busy.emplace();
         try {
           job.task();
         } catch (...) {

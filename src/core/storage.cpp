@@ -1,14 +1,15 @@
 // Storage: memory from the device's allocator, borrowed blobs, aliases.
 #include "tandem/core/storage.h"
 
+#include "backend/cuda_backend.h"
 #include "tandem/core/error.h"
 
 namespace tandem {
 
 Storage make_storage(size_t nbytes, Device device) {
-  TANDEM_CHECK(
-      device.is_cpu(), "cannot allocate on ", device, ": tandem was built without CUDA");
-  return std::make_shared<StorageImpl>(nbytes, device, cpu_allocator().allocate(nbytes));
+  DataPtr data = device.is_cpu() ? cpu_allocator().allocate(nbytes)
+                                 : backend::cuda_allocate(nbytes, device);
+  return std::make_shared<StorageImpl>(nbytes, device, std::move(data));
 }
 
 Storage make_storage_from_blob(void* data,

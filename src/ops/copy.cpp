@@ -1,5 +1,6 @@
 // Copies: to(device/dtype), contiguous, clone, copy_. All differentiable;
 // a copy to another device sends the gradient back to the source device.
+#include "backend/cuda_backend.h"
 #include "ops/op_utils.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/autograd/node.h"
@@ -19,8 +20,15 @@ Tensor copy_to_new(const Tensor& src,
     // Logical CPU devices share the host's memory: a plain copy.
     detail::kernels_for(out).copy(out, src);
   } else {
-    throw NotImplementedError(detail::str(
-        "to: copies from ", src.device(), " to ", device, " need the CUDA backend"));
+    // To or from a GPU: convert and lay out on the source device, then move
+    // the bytes (cuda_backend.h says when the copy is complete).
+    Tensor staged = src;
+    if (src.dtype() != dtype || !src.is_contiguous()) {
+      staged = detail::make_empty(src.sizes(), dtype, src.device());
+      detail::kernels_for(staged).copy(staged, src);
+    }
+    backend::cuda_copy_bytes(
+        out.data_ptr(), device, staged.data_ptr(), staged.device(), out.nbytes());
   }
   if (src.is_floating_point() && is_floating_point(dtype)) {
     const Device src_device = src.device();

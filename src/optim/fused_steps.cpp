@@ -3,6 +3,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "backend/dispatch.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::optim::detail {
@@ -156,13 +157,6 @@ void check_param_and_grad(const char* op, const Tensor& param, const Tensor& gra
                grad.sizes(),
                " but its parameter has shape ",
                param.sizes());
-  TANDEM_CHECK(param.is_cpu(),
-               op,
-               ": the parameter of shape ",
-               param.sizes(),
-               " is on ",
-               param.device(),
-               "; only CPU parameters are supported");
   TANDEM_CHECK(param.dtype() == kFloat32 || param.dtype() == kFloat64,
                op,
                ": parameters must be float32 or float64, got ",
@@ -191,6 +185,18 @@ void sgd_step(const char* op,
   if (first_step) momentum_buffer = empty(param.sizes(), options_like(param));
   if (args.momentum != 0) check_state(op, "momentum_buffer", momentum_buffer, param);
   const bool momentum = args.momentum != 0;
+  if (param.is_cuda()) {
+    const backend::SgdStepArgs step{args.lr,
+                                    args.momentum,
+                                    args.dampening,
+                                    args.weight_decay,
+                                    args.nesterov,
+                                    first_step};
+    backend::kernels(param.device())
+        .sgd_step(param, g, momentum ? momentum_buffer : Tensor(), step);
+    param.bump_version();
+    return;
+  }
   dispatch_float(param.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T* buf = momentum ? momentum_buffer.data_ptr<T>() : nullptr;
@@ -230,6 +236,25 @@ void adam_step(const char* op,
   check_state(op, "exp_avg_sq", exp_avg_sq, param);
   if (args.amsgrad) check_state(op, "max_exp_avg_sq", max_exp_avg_sq, param);
   const bool decoupled = args.decoupled_weight_decay;
+  if (param.is_cuda()) {
+    const backend::AdamStepArgs step{args.lr,
+                                     args.beta1,
+                                     args.beta2,
+                                     args.eps,
+                                     args.weight_decay,
+                                     args.amsgrad,
+                                     decoupled,
+                                     args.step};
+    backend::kernels(param.device())
+        .adam_step(param,
+                   g,
+                   exp_avg,
+                   exp_avg_sq,
+                   args.amsgrad ? max_exp_avg_sq : Tensor(),
+                   step);
+    param.bump_version();
+    return;
+  }
   dispatch_float(param.dtype(), [&](auto zero) {
     using T = decltype(zero);
     T* max_sq = args.amsgrad ? max_exp_avg_sq.data_ptr<T>() : nullptr;

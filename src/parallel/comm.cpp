@@ -86,10 +86,13 @@ void sum_into(const Tensor& out, const std::vector<Tensor>& sources) {
   for (const Tensor& s : sources) {
     flat_sources.push_back(detail::readable_on(s, out.device()).detach().reshape({-1}));
   }
-  parallel_for(0, flat.numel(), kBlock, [&](int64_t begin, int64_t end) {
+  // On a GPU each op is one kernel over the whole tensor: blocks would only
+  // add launches.
+  const int64_t block = out.is_cuda() ? std::max<int64_t>(flat.numel(), 1) : kBlock;
+  parallel_for(0, flat.numel(), block, [&](int64_t begin, int64_t end) {
     NoGradGuard no_grad;
-    for (int64_t start = begin; start < end; start += kBlock) {
-      const int64_t length = std::min(kBlock, end - start);
+    for (int64_t start = begin; start < end; start += block) {
+      const int64_t length = std::min(block, end - start);
       Tensor block = flat.narrow(0, start, length);
       if (!out_is_first) block.copy_(flat_sources[0].narrow(0, start, length));
       for (size_t j = 1; j < flat_sources.size(); ++j) {

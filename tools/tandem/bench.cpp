@@ -1,8 +1,10 @@
 // `tandem bench`: whole training steps on synthetic data, timed one by one,
 // reported as one JSON object (median, min and max step milliseconds,
-// samples per second at the median, peak RSS). A step is what a training
-// loop does: zero_grad, forward (DataParallel over several devices), loss,
-// backward, SGD step. bench/vs_pytorch runs PyTorch's same steps beside it.
+// samples per second at the median, peak RSS, and peak GPU memory when a
+// GPU takes part). A step is what a training loop does: zero_grad, forward
+// (DataParallel over several devices), loss, backward, SGD step; on GPUs the
+// clock stops when their queued work is done. bench/vs_pytorch (and
+// scripts/gpu-check.sh on a GPU) runs PyTorch's same steps beside it.
 //
 // Models: tiny is the seed tutorial's Linear(5, 2) with MSE (batch 30);
 // mlp and cnn are `tandem train`'s models with cross-entropy (batch 256).
@@ -77,6 +79,9 @@ int run_bench(const Args& args) {
   const Tensor target = work.target.to(model.output_device());
   optim::SGD optimizer(model.model()->parameters(), optim::SGDOptions(0.01));
 
+  const bool on_gpu = std::any_of(model.devices().begin(),
+                                  model.devices().end(),
+                                  [](const Device& d) { return d.is_cuda(); });
   std::vector<double> millis;
   for (int64_t step = 0; step < warmup + steps; ++step) {
     const auto start = std::chrono::steady_clock::now();
@@ -86,6 +91,12 @@ int run_bench(const Args& args) {
         work.regression ? mse_loss(output, target) : cross_entropy(output, target);
     loss.backward();
     optimizer.step();
+    if (on_gpu) cuda::synchronize();
+    if (on_gpu && step + 1 == warmup) {
+      for (const Device& d : model.devices()) {
+        if (d.is_cuda()) cuda::reset_peak_memory_stats(d.index());
+      }
+    }
     const std::chrono::duration<double, std::milli> took =
         std::chrono::steady_clock::now() - start;
     if (step >= warmup) millis.push_back(took.count());
@@ -94,13 +105,22 @@ int run_bench(const Args& args) {
   const size_t n = millis.size();
   const double median = n % 2 ? millis[n / 2] : (millis[n / 2 - 1] + millis[n / 2]) / 2;
 
-  char json[512];
+  double peak_gpu_mib = 0;  // the largest of the GPUs' peaks
+  for (const Device& d : model.devices()) {
+    if (!d.is_cuda()) continue;
+    peak_gpu_mib =
+        std::max(peak_gpu_mib,
+                 static_cast<double>(cuda::memory_stats(d.index()).peak_allocated_bytes) /
+                     (1 << 20));
+  }
+  char json[640];
   std::snprintf(
       json,
       sizeof json,
       "{\"model\":\"%s\",\"batch_size\":%lld,\"devices\":\"%s\",\"threads\":%lld,"
       "\"steps\":%lld,\"warmup\":%lld,\"median_ms\":%.6g,\"min_ms\":%.6g,"
-      "\"max_ms\":%.6g,\"samples_per_second\":%.1f,\"peak_rss_mib\":%.1f}",
+      "\"max_ms\":%.6g,\"samples_per_second\":%.1f,\"peak_rss_mib\":%.1f,"
+      "\"peak_gpu_mib\":%.1f}",
       name.c_str(),
       static_cast<long long>(batch),
       model.device_list().c_str(),
@@ -111,7 +131,8 @@ int run_bench(const Args& args) {
       millis.front(),
       millis.back(),
       static_cast<double>(batch) / median * 1000.0,
-      peak_rss_mib());
+      peak_rss_mib(),
+      peak_gpu_mib);
   std::cout << json << std::endl;
   return 0;
 }

@@ -37,10 +37,15 @@ int run_devices(const Args& args) {
       continue;
     }
     ++gpus;
+    const auto p = cuda::get_device_properties(info.device.index());
     std::cout << info.device << "  " << info.name << ", " << gib(info.total_memory)
-              << ", " << info.cores << " multiprocessors\n";
+              << ", compute capability " << p.major << "." << p.minor << ", "
+              << info.cores << " multiprocessors\n";
   }
-  if (gpus == 0) std::cout << "cuda: none (this build has no CUDA backend)\n";
+  if (gpus == 0) {
+    std::cout << (cuda::is_built() ? "cuda: none (no GPU or driver found)\n"
+                                   : "cuda: none (this build has no CUDA backend)\n");
+  }
   return 0;
 }
 

@@ -33,6 +33,13 @@ class IndexError : public Error {
   using Error::Error;
 };
 
+/// A device ran out of memory (like torch.cuda.OutOfMemoryError); the
+/// message says how much was asked for and how much is in use.
+class OutOfMemoryError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A feature that exists in PyTorch but not (yet) in tandem.
 class NotImplementedError : public Error {
  public:

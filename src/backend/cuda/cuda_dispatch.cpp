@@ -1,0 +1,48 @@
+// The CUDA kernel table (see backend/dispatch.h).
+#include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda_backend.h"
+
+namespace tandem::backend {
+
+const Kernels* cuda_kernel_table() {
+  static const Kernels table = [] {
+    Kernels k;
+    k.copy = cuda::copy;
+    k.fill = cuda::fill;
+    k.unary = cuda::unary;
+    k.binary = cuda::binary;
+    k.where = cuda::where;
+    k.reduce_dim = cuda::reduce_dim;
+    k.gemm = cuda::gemm;
+    k.bmm = cuda::bmm;
+    k.softmax = cuda::softmax;
+    k.softmax_backward = cuda::softmax_backward;
+    k.nll_loss_forward = cuda::nll_loss_forward;
+    k.nll_loss_backward = cuda::nll_loss_backward;
+    k.index_select = cuda::index_select;
+    k.index_add = cuda::index_add;
+    k.gather = cuda::gather;
+    k.scatter_add = cuda::scatter_add;
+    k.conv2d = cuda::conv2d;
+    k.conv2d_backward = cuda::conv2d_backward;
+    k.max_pool2d = cuda::max_pool2d;
+    k.max_pool2d_backward = cuda::max_pool2d_backward;
+    k.avg_pool2d = cuda::avg_pool2d;
+    k.avg_pool2d_backward = cuda::avg_pool2d_backward;
+    k.batch_norm_stats = cuda::batch_norm_stats;
+    k.batch_norm_apply = cuda::batch_norm_apply;
+    k.batch_norm_backward = cuda::batch_norm_backward;
+    k.layer_norm = cuda::layer_norm;
+    k.layer_norm_backward = cuda::layer_norm_backward;
+    k.uniform = cuda::uniform;
+    k.normal = cuda::normal;
+    k.randint = cuda::randint;
+    k.bernoulli = cuda::bernoulli;
+    k.sgd_step = cuda::sgd_step;
+    k.adam_step = cuda::adam_step;
+    return k;
+  }();
+  return &table;
+}
+
+}  // namespace tandem::backend

@@ -1,0 +1,121 @@
+// Private: the CUDA kernels, one family per file (copy.cu, elementwise.cu,
+// random.cu, optimizer_steps.cu, reduction.cu, softmax.cu, indexing.cu,
+// matmul.cpp, conv.cpp, pooling.cu, normalization.cu). The signatures are
+// those of backend::Kernels; see dispatch.h for the contracts, which are
+// the CPU kernels' (same results within float rounding). Each entry point
+// first calls prepare() (cuda_context.h) with its output's device, then
+// queues its work on that stream and returns without waiting, except where
+// the contract returns a host value (nll_loss_forward) or must report bad
+// input (an index out of range), which waits.
+#pragma once
+
+#include "backend/dispatch.h"
+
+namespace tandem::backend::cuda {
+
+void copy(const Tensor& out, const Tensor& src);
+void fill(const Tensor& out, Scalar value);
+void unary(UnaryOp op, const Tensor& out, const Tensor& in, Scalar a, Scalar b);
+void binary(
+    BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, Scalar param);
+void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+void reduce_dim(
+    ReduceOp op, const Tensor& out, const Tensor& indices, const Tensor& in, int64_t dim);
+void gemm(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta);
+void bmm(const Tensor& out, const Tensor& a, const Tensor& b);
+void softmax(const Tensor& out, const Tensor& in, bool log);
+void softmax_backward(const Tensor& grad_in,
+                      const Tensor& grad_out,
+                      const Tensor& result,
+                      bool log);
+NllLossSums nll_loss_forward(const Tensor& losses,
+                             const Tensor& input,
+                             const Tensor& target,
+                             const Tensor& weight,
+                             double smoothing,
+                             int64_t ignore_index);
+void nll_loss_backward(const Tensor& grad_input,
+                       const Tensor& grad_output,
+                       const Tensor& target,
+                       const Tensor& weight,
+                       double smoothing,
+                       double scale,
+                       int64_t ignore_index);
+void index_select(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index);
+void index_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src);
+void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& index);
+void scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tensor& src);
+void conv2d(const Tensor& out,
+            const Tensor& input,
+            const Tensor& weight,
+            const Tensor& bias,
+            const Conv2dParams& params);
+void conv2d_backward(const Tensor& grad_input,
+                     const Tensor& grad_weight,
+                     const Tensor& grad_bias,
+                     const Tensor& grad_out,
+                     const Tensor& input,
+                     const Tensor& weight,
+                     const Conv2dParams& params);
+void max_pool2d(const Tensor& out,
+                const Tensor& indices,
+                const Tensor& input,
+                const Pool2dParams& params);
+void max_pool2d_backward(const Tensor& grad_input,
+                         const Tensor& grad_out,
+                         const Tensor& indices);
+void avg_pool2d(const Tensor& out,
+                const Tensor& input,
+                const Pool2dParams& params,
+                AvgPoolDivisor divisor);
+void avg_pool2d_backward(const Tensor& grad_input,
+                         const Tensor& grad_out,
+                         const Pool2dParams& params,
+                         AvgPoolDivisor divisor);
+void batch_norm_stats(const Tensor& mean, const Tensor& var, const Tensor& input);
+void batch_norm_apply(const Tensor& out,
+                      const Tensor& input,
+                      const Tensor& mean,
+                      const Tensor& invstd,
+                      const Tensor& weight,
+                      const Tensor& bias);
+void batch_norm_backward(const Tensor& grad_input,
+                         const Tensor& grad_weight,
+                         const Tensor& grad_bias,
+                         const Tensor& grad_out,
+                         const Tensor& input,
+                         const Tensor& mean,
+                         const Tensor& invstd,
+                         const Tensor& weight,
+                         bool training);
+void layer_norm(const Tensor& out,
+                const Tensor& mean,
+                const Tensor& rstd,
+                const Tensor& input,
+                const Tensor& weight,
+                const Tensor& bias,
+                double eps);
+void layer_norm_backward(const Tensor& grad_input,
+                         const Tensor& grad_weight,
+                         const Tensor& grad_bias,
+                         const Tensor& grad_out,
+                         const Tensor& input,
+                         const Tensor& mean,
+                         const Tensor& rstd,
+                         const Tensor& weight);
+void uniform(const Tensor& out, double from, double to, Generator& gen);
+void normal(const Tensor& out, double mean, double std, Generator& gen);
+void randint(const Tensor& out, int64_t low, int64_t high, Generator& gen);
+void bernoulli(const Tensor& out, double p, Generator& gen);
+void sgd_step(const Tensor& param,
+              const Tensor& grad,
+              const Tensor& momentum_buffer,
+              const SgdStepArgs& args);
+void adam_step(const Tensor& param,
+               const Tensor& grad,
+               const Tensor& exp_avg,
+               const Tensor& exp_avg_sq,
+               const Tensor& max_exp_avg_sq,
+               const AdamStepArgs& args);
+
+}  // namespace tandem::backend::cuda
