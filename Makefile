@@ -64,7 +64,7 @@ test-tsan: deps
 	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_LAYERS:%=%_tests)
 	@for layer in $(TSAN_LAYERS); do \
 	  echo "ThreadSanitizer: $${layer}_tests"; \
-	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan_suppressions.txt" \
 	    ./$(TSAN_BUILD)/tests/$${layer}_tests --gtest_brief=1 || exit 1; \
 	done
 
