@@ -14,34 +14,13 @@
 
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/pinned_views.h"
 
 namespace tandem::backend::cpu {
 namespace {
 
 template <typename T>
 constexpr int64_t kSize = static_cast<int64_t>(sizeof(T));
-
-Tensor restrided(const Tensor& t, IntList sizes, IntList strides) {
-  return Tensor(std::make_shared<TensorImpl>(t.unsafe_impl()->storage(),
-                                             t.dtype(),
-                                             std::move(sizes),
-                                             std::move(strides),
-                                             t.storage_offset()));
-}
-
-// `t` viewed with `sizes`, held still along `dim`. See Note [Pinned views].
-Tensor pinned(const Tensor& t, const IntList& sizes, int64_t dim) {
-  IntList strides = t.strides();
-  strides[dim] = 0;
-  return restrided(t, sizes, std::move(strides));
-}
-
-// A 1-D index viewed with `sizes`: it varies along `dim` only.
-Tensor repeated_index(const Tensor& index, const IntList& sizes, int64_t dim) {
-  IntList strides(sizes.size(), 0);
-  strides[dim] = index.stride(0);
-  return restrided(index, sizes, std::move(strides));
-}
 
 }  // namespace
 

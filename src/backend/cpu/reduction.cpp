@@ -7,39 +7,13 @@
 
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/loops.h"
+#include "backend/reduction_shape.h"
 
 namespace tandem::backend::cpu {
 namespace {
 
-struct Geometry {
-  int64_t outer = 1, reduced = 1, inner = 1;
-};
-
-Geometry geometry_of(const Tensor& in, int64_t dim) {
-  Geometry g;
-  for (int64_t d = 0; d < in.dim(); ++d) {
-    int64_t s = in.sizes()[d];
-    if (d < dim)
-      g.outer *= s;
-    else if (d == dim)
-      g.reduced = s;
-    else
-      g.inner *= s;
-  }
-  return g;
-}
-
-// float32 sums accumulate in double: a float accumulator loses digits once
-// the running sum dwarfs each term (summing a million 1e-3 values in float
-// is off in the third digit), and PyTorch's cascade summation does not show
-// that error, so neither may we. Integral sums accumulate in int64.
 template <typename T>
-using sum_acc_t = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-template <typename T>
-using sum_out_t = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
-
-template <typename T>
-void sum_typed(const Tensor& out, const Tensor& in, const Geometry& g) {
+void sum_typed(const Tensor& out, const Tensor& in, const ReductionShape& g) {
   using A = sum_acc_t<T>;
   using O = sum_out_t<T>;
   const T* src = in.data_ptr<T>();
@@ -71,7 +45,7 @@ template <typename T, bool IsMax>
 void extremum_typed(const Tensor& values,
                     const Tensor& indices,
                     const Tensor& in,
-                    const Geometry& g) {
+                    const ReductionShape& g) {
   const T* src = in.data_ptr<T>();
   T* vdst = values.defined() ? values.data_ptr<T>() : nullptr;
   int64_t* idst = indices.defined() ? indices.data_ptr<int64_t>() : nullptr;
@@ -104,7 +78,7 @@ void reduce_dim(ReduceOp op,
                 int64_t dim) {
   TANDEM_INTERNAL_ASSERT_DEBUG_ONLY(in.is_contiguous() && out.is_contiguous(),
                                     "reduce_dim: expected contiguous operands");
-  const Geometry g = geometry_of(in, dim);
+  const ReductionShape g = reduction_shape(in, dim);
   if (g.outer * g.inner == 0) return;
   if (op == ReduceOp::Sum) {
     dispatch_dtype(in.dtype(), [&]<typename T>() { sum_typed<T>(out, in, g); });

@@ -1,6 +1,6 @@
 // Private: warp and block reductions built on register shuffles, shared by
 // the CUDA kernels that combine values across threads (reduction.cu,
-// softmax.cu, nll_loss.cu, normalization.cu).
+// softmax.cu, nll_loss.cu, batch_norm.cu, layer_norm.cu).
 //
 // API (all __device__, namespace tandem::backend::cuda):
 //

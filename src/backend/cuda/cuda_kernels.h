@@ -1,6 +1,6 @@
 // Private: the CUDA kernels, one family per file (copy.cu, elementwise.cu,
 // random.cu, optimizer_steps.cu, reduction.cu, softmax.cu, indexing.cu,
-// matmul.cpp, conv.cpp, pooling.cu, normalization.cu). The signatures are
+// matmul.cpp, conv.cpp, pooling.cu, batch_norm.cu, layer_norm.cu). The signatures are
 // those of backend::Kernels; see dispatch.h for the contracts, which are
 // the CPU kernels' (same results within float rounding). Each entry point
 // first calls prepare() (cuda_context.h) with its output's device, then

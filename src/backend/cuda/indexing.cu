@@ -21,31 +21,10 @@
 
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/loops.cuh"
+#include "backend/pinned_views.h"
 
 namespace tandem::backend::cuda {
 namespace {
-
-Tensor restrided(const Tensor& t, IntList sizes, IntList strides) {
-  return Tensor(std::make_shared<TensorImpl>(t.unsafe_impl()->storage(),
-                                             t.dtype(),
-                                             std::move(sizes),
-                                             std::move(strides),
-                                             t.storage_offset()));
-}
-
-// `t` viewed with `sizes`, held still along `dim` (a pinned view).
-Tensor pinned(const Tensor& t, const IntList& sizes, int64_t dim) {
-  IntList strides = t.strides();
-  strides[dim] = 0;
-  return restrided(t, sizes, std::move(strides));
-}
-
-// A 1-D index viewed with `sizes`: it varies along `dim` only.
-Tensor repeated_index(const Tensor& index, const IntList& sizes, int64_t dim) {
-  IntList strides(sizes.size(), 0);
-  strides[dim] = index.stride(0);
-  return restrided(index, sizes, std::move(strides));
-}
 
 template <typename T>
 __device__ __forceinline__ void atomic_add(T* to, T v) {

@@ -25,34 +25,12 @@
 #include "backend/cuda/block_reduce.cuh"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/loops.cuh"
+#include "backend/reduction_shape.h"
 
 namespace tandem::backend::cuda {
 namespace {
 
-struct Geometry {
-  int64_t outer = 1, reduced = 1, inner = 1;
-};
-
-Geometry geometry_of(const Tensor& in, int64_t dim) {
-  Geometry g;
-  for (int64_t d = 0; d < in.dim(); ++d) {
-    const int64_t s = in.sizes()[d];
-    if (d < dim)
-      g.outer *= s;
-    else if (d == dim)
-      g.reduced = s;
-    else
-      g.inner *= s;
-  }
-  return g;
-}
-
 // ---- what is reduced: an accumulator type with identity, lift, combine ----
-
-template <typename T>
-using sum_acc_t = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-template <typename T>
-using sum_out_t = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
 
 template <typename T>
 struct SumOp {
@@ -247,7 +225,7 @@ dim3 inner_block(int64_t inner) {
 }
 
 // Blocks the pass launches without splitting R.
-int64_t unsplit_blocks(const Geometry& g) {
+int64_t unsplit_blocks(const ReductionShape& g) {
   if (g.inner == 1) {
     return g.reduced >= kBlockRowMin ? g.outer
                                      : (g.outer * kWarpSize + kThreads - 1) / kThreads;
@@ -258,7 +236,7 @@ int64_t unsplit_blocks(const Geometry& g) {
 
 // How many chunks to split R into: enough blocks for every multiprocessor
 // to hold several, with chunks no smaller than kMinChunkElements per block.
-int64_t chunk_count(const Geometry& g, Device device) {
+int64_t chunk_count(const ReductionShape& g, Device device) {
   const int64_t target = 8LL * multiprocessors(device);
   const int64_t blocks = unsplit_blocks(g);
   if (blocks >= target) return 1;
@@ -272,7 +250,7 @@ int64_t chunk_count(const Geometry& g, Device device) {
 template <typename Op, typename Source, typename Sink>
 void launch_pass(Source src,
                  Sink sink,
-                 const Geometry& g,
+                 const ReductionShape& g,
                  int64_t chunks,
                  int64_t chunk,
                  cudaStream_t stream) {
@@ -303,7 +281,8 @@ void launch_pass(Source src,
 
 // Reduces `in` with Op into `sink`, in one pass or two (see the top).
 template <typename Op, typename T, typename Sink>
-void run(const T* in, Sink sink, const Geometry& g, Device device, cudaStream_t stream) {
+void run(
+    const T* in, Sink sink, const ReductionShape& g, Device device, cudaStream_t stream) {
   using Acc = typename Op::Acc;
   const InputSource<Op, T> src{in};
   int64_t chunks = chunk_count(g, device);
@@ -317,14 +296,14 @@ void run(const T* in, Sink sink, const Geometry& g, Device device, cudaStream_t 
   const Storage scratch = make_storage(sizeof(Acc) * g.outer * chunks * g.inner, device);
   Acc* partial = static_cast<Acc*>(scratch->data());
   launch_pass<Op>(src, PartialSink<Acc>{partial, chunks}, g, chunks, chunk, stream);
-  const Geometry partials{g.outer, chunks, g.inner};
+  const ReductionShape partials{g.outer, chunks, g.inner};
   launch_pass<Op>(PartialSource<Acc>{partial}, sink, partials, 1, chunks, stream);
 }
 
 template <typename T>
 void sum_typed(const Tensor& out,
                const Tensor& in,
-               const Geometry& g,
+               const ReductionShape& g,
                cudaStream_t stream) {
   using O = sum_out_t<T>;
   run<SumOp<T>>(in.data_ptr<T>(),
@@ -338,7 +317,7 @@ template <typename T, bool IsMax>
 void extremum_typed(const Tensor& values,
                     const Tensor& indices,
                     const Tensor& in,
-                    const Geometry& g,
+                    const ReductionShape& g,
                     cudaStream_t stream) {
   run<ExtremumOp<T, IsMax>>(
       in.data_ptr<T>(),
@@ -358,7 +337,7 @@ void reduce_dim(ReduceOp op,
   cudaStream_t stream = prepare(out);
   TANDEM_INTERNAL_ASSERT_DEBUG_ONLY(in.is_contiguous() && out.is_contiguous(),
                                     "reduce_dim: expected contiguous operands");
-  const Geometry g = geometry_of(in, dim);
+  const ReductionShape g = reduction_shape(in, dim);
   if (g.outer * g.inner == 0) return;
   if (op == ReduceOp::Sum) {
     dispatch_dtype(in.dtype(), [&]<typename T>() { sum_typed<T>(out, in, g, stream); });
