@@ -85,6 +85,20 @@ void run_on_calling_thread(GraphTask& task) {
   }
 }
 
+// Every node has run: the callbacks queued during the pass, in order (a
+// callback may queue another).
+void run_final_callbacks(GraphTask& task) {
+  for (size_t i = 0;; ++i) {
+    std::function<void()> callback;
+    {
+      std::lock_guard<std::mutex> lock(task.mutex);
+      if (i == task.final_callbacks.size()) return;
+      callback = std::move(task.final_callbacks[i]);
+    }
+    callback();
+  }
+}
+
 void run(const std::shared_ptr<GraphTask>& task,
          const std::vector<Edge>& roots,
          const tensor_list& root_grads) {
@@ -111,12 +125,13 @@ void run(const std::shared_ptr<GraphTask>& task,
   }
   if (!task->threaded) {
     run_on_calling_thread(*task);
-    return;
+  } else {
+    for (Device d : to_schedule) Executor::of(d).submit([task, d] { drain(task, d); });
+    std::unique_lock<std::mutex> lock(task->mutex);
+    task->finished.wait(lock, [&] { return task->outstanding == 0; });
+    if (task->error) std::rethrow_exception(task->error);
   }
-  for (Device d : to_schedule) Executor::of(d).submit([task, d] { drain(task, d); });
-  std::unique_lock<std::mutex> lock(task->mutex);
-  task->finished.wait(lock, [&] { return task->outstanding == 0; });
-  if (task->error) std::rethrow_exception(task->error);
+  run_final_callbacks(*task);
 }
 
 // Root edges and their starting gradients, with PyTorch's checks.
@@ -227,6 +242,15 @@ tensor_list grad(const tensor_list& outputs,
                  "the outputs; pass allow_unused=true if this is intended");
   }
   return task->captured;
+}
+
+void queue_callback(std::function<void()> callback) {
+  GraphTask* task = detail::current_task();
+  TANDEM_CHECK(task != nullptr,
+               "queue_callback: no backward pass is running on this thread (call it "
+               "from a hook during backward)");
+  std::lock_guard<std::mutex> lock(task->mutex);
+  task->final_callbacks.push_back(std::move(callback));
 }
 
 }  // namespace tandem::autograd

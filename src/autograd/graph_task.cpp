@@ -36,7 +36,25 @@ Tensor validate_gradient(const Node& from, const Edge& edge, Tensor g) {
   return g.dtype() == want.dtype ? g : g.to(want.dtype);
 }
 
+thread_local GraphTask* running_task = nullptr;
+
+// Marks the task whose node this thread runs, for the node's hooks.
+class RunningTaskScope {
+ public:
+  explicit RunningTaskScope(GraphTask* task) : previous_(running_task) {
+    running_task = task;
+  }
+  ~RunningTaskScope() { running_task = previous_; }
+  RunningTaskScope(const RunningTaskScope&) = delete;
+  RunningTaskScope& operator=(const RunningTaskScope&) = delete;
+
+ private:
+  GraphTask* previous_;
+};
+
 }  // namespace
+
+GraphTask* current_task() { return running_task; }
 
 void compute_dependencies(GraphTask& task, const std::vector<Edge>& roots) {
   std::vector<Node*> stack;
@@ -84,6 +102,7 @@ void compute_needed(GraphTask& task, const std::vector<Edge>& roots) {
 }
 
 tensor_list evaluate(GraphTask& task, Node* node, tensor_list grads) {
+  RunningTaskScope running(&task);
   grads.resize(node->output_meta().size());
   node->run_pre_hooks(grads);
   if (auto it = task.captures.find(node); it != task.captures.end()) {

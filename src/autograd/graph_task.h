@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <queue>
 #include <set>
@@ -46,6 +47,8 @@ struct GraphTask {
   int64_t outstanding = 0;  // nodes queued or running
   tensor_list captured;
   std::exception_ptr error;
+  // queue_callback(): run by the caller once every node has run.
+  std::vector<std::function<void()>> final_callbacks;
 
   /// The queue a node waits in: its device's when threaded, else one queue.
   ReadyQueue& queue_for(Node* node) {
@@ -59,6 +62,9 @@ void compute_dependencies(GraphTask& task, const std::vector<Edge>& roots);
 
 /// Marks the nodes from which some captured node can be reached.
 void compute_needed(GraphTask& task, const std::vector<Edge>& roots);
+
+/// The task whose node this thread is running (for queue_callback), or null.
+GraphTask* current_task();
 
 /// Runs `node` on its gradients (hooks, captures, zero-filling, apply) and
 /// returns the gradients for its next edges (empty if it was skipped).

@@ -119,6 +119,10 @@ tensor_list AccumulateGrad::apply(tensor_list&& grads) {
   } else {
     meta.grad.add_(g);
   }
+  if (!meta.post_accumulate_hooks.empty()) {
+    const Tensor leaf(leaf_);
+    for (const auto& [id, hook] : meta.post_accumulate_hooks) hook(leaf);
+  }
   return {};
 }
 

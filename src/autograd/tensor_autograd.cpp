@@ -123,11 +123,24 @@ size_t Tensor::register_hook(TensorHook hook) const {
   return id;
 }
 
+size_t Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const {
+  TANDEM_CHECK(requires_grad() && is_leaf(),
+               "register_post_accumulate_grad_hook: only a leaf tensor that requires "
+               "grad accumulates a gradient (this one has shape ",
+               sizes(),
+               requires_grad() ? " and a grad_fn)" : " and does not require grad)");
+  size_t id = autograd::new_hook_id();
+  impl().autograd().post_accumulate_hooks.emplace_back(id, std::move(hook));
+  return id;
+}
+
 void Tensor::remove_hook(size_t handle) const {
   AutogradMeta* meta = impl().autograd_meta();
   if (!meta) return;
   if (meta->grad_fn && meta->grad_fn->remove_pre_hook(handle)) return;
   std::erase_if(meta->hooks, [handle](const auto& h) { return h.first == handle; });
+  std::erase_if(meta->post_accumulate_hooks,
+                [handle](const auto& h) { return h.first == handle; });
 }
 
 }  // namespace tandem

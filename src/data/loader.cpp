@@ -4,27 +4,58 @@
 
 namespace tandem::data {
 
+namespace {
+
+// `example` with none of its rows: shape [0, ...], same dtype and device.
+// A tensor without rows (undefined, 0-dim) stays as it is.
+Example<> without_rows(Example<> example) {
+  const auto none = [](Tensor t) {
+    return t.defined() && t.dim() >= 1 ? t.narrow(0, 0, 0) : t;
+  };
+  return {none(std::move(example.data)), none(std::move(example.target))};
+}
+
+}  // namespace
+
 struct Loader::Pass {
   Pass(std::shared_ptr<const std::vector<Fetch>> fetchers_in,
        detail::BatchPlan plan_in,
+       size_t shard_index_in,
+       size_t shard_count_in,
        size_t first_batch,
        size_t workers,
        size_t capacity)
       : fetchers(std::move(fetchers_in)),
         plan(std::move(plan_in)),
+        shard_index(shard_index_in),
+        shard_count(shard_count_in),
         stream(first_batch,
                plan.num_batches(),
                workers,
                capacity,
-               [this](size_t worker, size_t batch) {
-                 Example<> example = (*fetchers)[worker](plan.batch(batch));
-                 return Batch{std::move(example.data),
-                              std::move(example.target),
-                              static_cast<int64_t>(batch)};
-               }) {}
+               [this](size_t worker, size_t batch) { return make(worker, batch); }) {}
+
+  // Batch `batch`, this shard's rows only: its indices are split before
+  // anything is read, so a shard reads just its own examples.
+  Batch make(size_t worker, size_t batch) const {
+    const Fetch& fetch = (*fetchers)[worker];
+    const std::span<const size_t> whole = plan.batch(batch);
+    const std::span<const size_t> part =
+        detail::BatchPlan::split(whole, shard_index, shard_count);
+    // A dataset cannot be asked for 0 examples (a stacked batch of none has
+    // no shape), so an empty part reads the batch's first example and keeps
+    // no rows of it.
+    Example<> example = part.empty() ? without_rows(fetch(whole.first(1))) : fetch(part);
+    return Batch{std::move(example.data),
+                 std::move(example.target),
+                 static_cast<int64_t>(batch),
+                 static_cast<int64_t>(whole.size())};
+  }
 
   std::shared_ptr<const std::vector<Fetch>> fetchers;
   detail::BatchPlan plan;
+  size_t shard_index;
+  size_t shard_count;
   detail::BatchStream<Batch> stream;  // last: its workers stop first
 };
 
@@ -43,6 +74,16 @@ Loader::Loader(Fetchers fetchers,
   TANDEM_CHECK(options_.prefetch() > 0,
                "Loader: prefetch must be positive, got ",
                options_.prefetch());
+  TANDEM_CHECK(options_.shard_count() >= 1,
+               "Loader: shard count must be >= 1, got ",
+               options_.shard_count());
+  TANDEM_CHECK(options_.shard_index() >= 0 &&
+                   options_.shard_index() < options_.shard_count(),
+               "Loader: shard index ",
+               options_.shard_index(),
+               " is outside [0, ",
+               options_.shard_count(),
+               ") (the shard count)");
   if (sampler_ != nullptr) {
     TANDEM_CHECK(!options_.shuffle(),
                  "Loader: shuffle must be false with a sampler of your own (the sampler "
@@ -82,6 +123,8 @@ Loader::EpochRange Loader::epoch(int64_t epoch, int64_t start_batch) {
   const auto workers = static_cast<size_t>(options_.workers());
   pass_ = std::make_unique<Pass>(fetchers_,
                                  std::move(plan),
+                                 static_cast<size_t>(options_.shard_index()),
+                                 static_cast<size_t>(options_.shard_count()),
                                  static_cast<size_t>(start_batch),
                                  workers,
                                  workers * static_cast<size_t>(options_.prefetch()));

@@ -10,6 +10,7 @@
 //   auto g = tandem::autograd::grad({loss2}, {w});    // returns dloss2/dw
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "tandem/autograd/node.h"
@@ -30,5 +31,13 @@ tensor_list grad(const tensor_list& outputs,
                  const tensor_list& grad_outputs = {},
                  bool retain_graph = false,
                  bool allow_unused = false);
+
+/// Runs `callback` once the backward pass that is calling it (from a hook
+/// or a node) has run its last node: on the thread that called backward(),
+/// before backward() returns (PyTorch's queue_callback). Callbacks run in
+/// the order queued; one that throws ends the pass with its exception and
+/// the later ones do not run; none runs when the pass itself fails. Throws
+/// when no backward pass is running on this thread.
+void queue_callback(std::function<void()> callback);
 
 }  // namespace tandem::autograd

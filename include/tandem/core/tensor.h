@@ -35,6 +35,8 @@ namespace tandem {
 using Scalar = double;
 class Tensor;
 using TensorHook = std::function<Tensor(const Tensor&)>;
+/// Called with a leaf after a backward pass has accumulated into its .grad.
+using PostAccumulateGradHook = std::function<void(const Tensor&)>;
 
 class Tensor {
  public:
@@ -133,6 +135,10 @@ class Tensor {
   /// Called with the gradient of this tensor during backward; a defined
   /// return value replaces that gradient. Returns a handle for removal.
   size_t register_hook(TensorHook hook) const;
+  /// Leaves only: called with this tensor once a backward pass has added
+  /// its gradient into .grad (PyTorch's register_post_accumulate_grad_hook;
+  /// not called when no gradient reached it). Removed with remove_hook.
+  size_t register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const;
   void remove_hook(size_t handle) const;
 
   // ---- views ----
@@ -296,6 +302,8 @@ struct AutogradMeta {
   // Leaves only: hooks run on the gradient before it is accumulated
   // (non-leaf hooks live on grad_fn). Each has an id for removal.
   std::vector<std::pair<size_t, TensorHook>> hooks;
+  // Leaves only: run after the gradient was accumulated into .grad.
+  std::vector<std::pair<size_t, PostAccumulateGradHook>> post_accumulate_hooks;
 };
 
 inline bool Tensor::requires_grad() const {

@@ -1,9 +1,14 @@
 // How a pass's index order splits into batches, for both loaders: batch b
 // holds positions [b * batch_size, (b + 1) * batch_size) of the order; the
-// last batch is shorter, or left out with drop_last.
+// last batch is shorter, or left out with drop_last. A sharded loader takes
+// part(b, index, count) of each batch: the batch's positions split as
+// torch.tensor_split splits rows, so the parts of all shards, in order, are
+// the batch.
 //
 //   detail::BatchPlan plan(sampler.indices(epoch), /*batch_size=*/64,
-//   /*drop_last=*/false); std::span<const size_t> first = plan.batch(0);
+//                          /*drop_last=*/false);
+//   std::span<const size_t> first = plan.batch(0);
+//   std::span<const size_t> mine = plan.part(0, /*index=*/1, /*count=*/4);
 #pragma once
 
 #include <algorithm>
@@ -35,6 +40,29 @@ class BatchPlan {
     const size_t start = b * batch_size_;
     return std::span<const size_t>(order_).subspan(
         start, std::min(batch_size_, order_.size() - start));
+  }
+  /// Part `index` of `count` of batch b (see split).
+  std::span<const size_t> part(size_t b, size_t index, size_t count) const {
+    return split(batch(b), index, count);
+  }
+
+  /// Part `index` of `count` of `rows`: `count` consecutive parts whose
+  /// sizes differ by at most one, the larger ones first, as
+  /// torch.tensor_split(rows, count)[index]. A part is empty when `rows`
+  /// has fewer than `count` entries and index >= rows.size().
+  static std::span<const size_t> split(std::span<const size_t> rows,
+                                       size_t index,
+                                       size_t count) {
+    TANDEM_CHECK(count > 0 && index < count,
+                 "data loader: shard ",
+                 index,
+                 " of ",
+                 count,
+                 " does not exist (need 0 <= index < count)");
+    const size_t base = rows.size() / count;
+    const size_t larger = rows.size() % count;  // parts with base + 1 rows
+    const size_t start = index * base + std::min(index, larger);
+    return rows.subspan(start, base + (index < larger ? 1 : 0));
   }
 
  private:

@@ -22,6 +22,19 @@
 // With a sampler of your own (say a samplers::DistributedSampler for one
 // replica), the sampler decides the order and `shuffle` must stay false.
 //
+// Sharding splits every batch between the ranks of a distributed run
+// without changing the batches: with shard(rank, world_size) each rank
+// loads only its consecutive part of each (same seed, same options) global
+// batch, and the parts of ranks 0..world_size-1, in order, are exactly the
+// batch an unsharded loader gives (num_batches() is unchanged):
+//   Loader loader(dataset, LoaderOptions().batch_size(256).shuffle(true).seed(42)
+//                              .shard(rank, world_size));
+//   for (const Batch& batch : loader.epoch(epoch)) {
+//     // batch.data: this rank's ~256 / world_size rows; batch.global_size: 256
+//   }
+// Unlike a samplers::DistributedSampler, which gives each replica its own
+// batches of batch_size rows, this keeps batch_size the global batch size.
+//
 // A loader runs one epoch at a time: epoch() ends the one in progress.
 // Leaving a loop early, or destroying the loader, stops its workers.
 #pragma once
@@ -74,6 +87,19 @@ class LoaderOptions {
     prefetch_ = value;
     return *this;
   }
+  /// Load only part `index` of `count` of every batch: the batch's rows (the
+  /// same batches as without sharding, same num_batches) split into `count`
+  /// consecutive parts whose sizes differ by at most one, the larger ones
+  /// first (as torch.tensor_split). Each rank of a distributed run takes its
+  /// own part, so the ranks' parts together are the unsharded batch. A batch
+  /// of fewer than `count` rows leaves the last shards with 0 rows: their
+  /// Batch has data and target of shape [0, ...] (see Batch). The Loader
+  /// checks 0 <= index < count.
+  LoaderOptions& shard(int64_t index, int64_t count) {
+    shard_index_ = index;
+    shard_count_ = count;
+    return *this;
+  }
 
   int64_t batch_size() const { return batch_size_; }
   bool shuffle() const { return shuffle_; }
@@ -81,6 +107,8 @@ class LoaderOptions {
   int64_t workers() const { return workers_; }
   uint64_t seed() const { return seed_; }
   int64_t prefetch() const { return prefetch_; }
+  int64_t shard_index() const { return shard_index_; }
+  int64_t shard_count() const { return shard_count_; }
 
  private:
   int64_t batch_size_ = 1;
@@ -89,14 +117,23 @@ class LoaderOptions {
   int64_t workers_ = 0;
   uint64_t seed_ = 0;
   int64_t prefetch_ = 2;
+  int64_t shard_index_ = 0;
+  int64_t shard_count_ = 1;
 };
 
 /// One batch: rows of the dataset's data and targets, and the batch's
-/// position in its epoch.
+/// position in its epoch. With LoaderOptions::shard, data and target hold
+/// this shard's rows only, possibly none (shape [0, ...], same dtype and
+/// trailing dims; made by reading one example of the batch and keeping none
+/// of its rows, since a dataset cannot be asked for 0 examples).
 struct Batch {
   Tensor data;
   Tensor target;
   int64_t index = 0;
+  /// Rows of the whole (unsharded) batch: data.size(0) when unsharded; the
+  /// sum of data.size(0) over all shards when sharded (e.g. for averaging
+  /// a loss over the global batch).
+  int64_t global_size = 0;
 };
 
 namespace detail {
@@ -142,9 +179,11 @@ class Loader {
   /// mid-epoch) and returns its batches, ending the epoch in progress.
   EpochRange epoch(int64_t epoch, int64_t start_batch = 0);
 
-  /// Batches per epoch (this replica's, with a distributed sampler).
+  /// Batches per epoch (this replica's, with a distributed sampler); the
+  /// same with or without LoaderOptions::shard.
   int64_t num_batches() const;
-  /// Examples per epoch, the padding of a distributed sampler included.
+  /// Examples per epoch, the padding of a distributed sampler included; the
+  /// whole (unsharded) batches' examples, also with LoaderOptions::shard.
   int64_t num_examples() const;
   const LoaderOptions& options() const { return options_; }
   const samplers::Sampler& sampler() const { return *sampler_; }

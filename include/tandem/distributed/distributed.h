@@ -5,13 +5,18 @@
 //   broadcast, allgather, reduce_scatter, barrier over MPI), deadlines
 // - work.h: Work, the handle of a collective in flight
 // - options.h: ReduceOp, AllreduceOptions, BroadcastOptions, ...
-// - errors.h: DistributedError, CollectiveTimeoutError, PeerFailureError
+// - errors.h: DistributedError, CollectiveTimeoutError, PeerFailureError,
+//   ModelMismatchError, UnusedParameterError
+// - distributed_data_parallel.h: nn::DistributedDataParallel (DDP)
+// - bucket_assignment.h: how DDP groups gradients into buckets
 //
 //   namespace dist = tandem::distributed;
 //   auto pg = dist::init_process_group();
 //   pg->allreduce(grad, dist::AllreduceOptions().reduce_op(dist::ReduceOp::AVG)).wait();
 #pragma once
 
+#include "tandem/distributed/bucket_assignment.h"
+#include "tandem/distributed/distributed_data_parallel.h"
 #include "tandem/distributed/errors.h"
 #include "tandem/distributed/options.h"
 #include "tandem/distributed/process_group.h"

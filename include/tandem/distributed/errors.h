@@ -39,4 +39,18 @@ class PeerFailureError : public DistributedError {
   using DistributedError::DistributedError;
 };
 
+/// DistributedDataParallel's construction found that the ranks wrap
+/// different models; every rank raises it, naming the first difference.
+class ModelMismatchError : public DistributedError {
+ public:
+  using DistributedError::DistributedError;
+};
+
+/// A synchronized backward pass left managed parameters without a gradient
+/// (and find_unused_parameters is off); every rank raises it, naming them.
+class UnusedParameterError : public DistributedError {
+ public:
+  using DistributedError::DistributedError;
+};
+
 }  // namespace tandem::distributed

@@ -1,0 +1,231 @@
+// nn::DistributedDataParallel: data parallelism across processes, as
+// PyTorch's torch.nn.parallel.DistributedDataParallel ("DDP"). Every process
+// (rank) holds a whole replica of the model and trains it on its own part of
+// each global batch; during backward the gradients are averaged across the
+// ranks in buckets, each bucket's allreduce starting as soon as its
+// gradients are ready, while backward goes on. When backward() returns,
+// every rank's .grad holds the same average, so the same optimizer step
+// keeps the replicas equal.
+//
+//   namespace dist = tandem::distributed;
+//   auto pg = dist::init_process_group();            // mpirun -np 4 ./train
+//   tandem::manual_seed(pg->rank());                 // any init: rank 0's wins
+//   nn::DistributedDataParallel ddp(make_model());   // broadcasts rank 0's state
+//   optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.1));
+//   for (auto& batch : loader.epoch(epoch)) {        // this rank's share
+//     opt.zero_grad();
+//     cross_entropy(ddp(batch.data), batch.target).backward();  // averaged
+//     opt.step();
+//   }
+//
+// Construction is a collective: every rank constructs it, in the same
+// order. It checks first that every rank wraps the same model (parameter
+// count, names, shapes, strides, dtypes and device type; buffers too):
+// a difference is an error on *every* rank naming the first differing rank
+// and parameter, never a hang. Then it broadcasts rank 0's parameters (and
+// buffers, unless broadcast_buffers(false)) to the others.
+//
+// Buckets (Note [DDP buckets] in src/distributed/reducer.cpp): gradients go
+// into flat buckets of at most bucket_cap_mb (25 MiB), the first one small
+// (1 MiB), assigned in reverse registration order from the start (PyTorch
+// waits for iteration 2), and reassigned once, after the first synchronized
+// backward, in the order gradients became ready there. Buckets are reduced
+// strictly in order, so every rank issues the same collectives. By default
+// each .grad becomes a view into its bucket (gradient_as_bucket_view): no
+// copy in or out, and no memory beyond the buckets; zero_grad(false) keeps
+// the views, zero_grad() (set_to_none) makes the next backward copy in once.
+//
+// Averaging: each rank scales its gradients by 1 / world size while they go
+// into the bucket, then the buckets are summed (PyTorch's order).
+//
+// Every managed parameter must receive a gradient in every synchronized
+// backward. tandem checks at the end of that backward, on every rank at
+// once (one float per parameter rides along with the last bucket): a
+// parameter no rank used is an error naming it and the ranks, before any
+// optimizer step sees unreduced gradients, unless find_unused_parameters:
+// then unused parameters count as zero gradients, and one that no rank used
+// keeps its .grad as it was (undefined if it was).
+//
+// State dicts: the wrapped module is the child "module", so keys read
+// "module.<name>"; save ddp->module()->state_dict() for a bare model.
+//
+// Not here yet: communication hooks, static_graph, Join (uneven inputs),
+// SyncBatchNorm, CUDA tensors (the MPI group reduces CPU tensors; NCCL
+// comes with the CUDA backend).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tandem/core/device.h"
+#include "tandem/core/tensor.h"
+#include "tandem/distributed/process_group.h"
+#include "tandem/nn/module.h"
+#include "tandem/nn/module_holder.h"
+#include "tandem/parallel/data_parallel.h"
+#include "tandem/parallel/tensor_tree.h"
+
+namespace tandem::distributed::detail {
+class Reducer;
+}  // namespace tandem::distributed::detail
+
+namespace tandem::nn {
+
+class DistributedDataParallelOptions {
+ public:
+  /// The group whose ranks share the training (default: the world group of
+  /// init_process_group()).
+  DistributedDataParallelOptions& process_group(
+      std::shared_ptr<distributed::ProcessGroup> value) {
+    process_group_ = std::move(value);
+    return *this;
+  }
+  /// For a module on one GPU: that GPU (at most one entry; inputs are
+  /// moved there). Leave unset for CPU modules.
+  DistributedDataParallelOptions& device_ids(std::vector<Device> value) {
+    device_ids_ = std::move(value);
+    return *this;
+  }
+  /// Broadcast rank 0's buffers (batch-norm statistics) at construction
+  /// and before every synchronized forward (default true).
+  DistributedDataParallelOptions& broadcast_buffers(bool value) {
+    broadcast_buffers_ = value;
+    return *this;
+  }
+  /// The bucket size in MiB (default 25, with a 1 MiB first bucket; a value
+  /// set here is the first bucket's cap too).
+  DistributedDataParallelOptions& bucket_cap_mb(double value) {
+    bucket_cap_mb_ = value;
+    return *this;
+  }
+  /// Allow parameters that get no gradient in a backward pass (default
+  /// false: that is an error naming them).
+  DistributedDataParallelOptions& find_unused_parameters(bool value) {
+    find_unused_parameters_ = value;
+    return *this;
+  }
+  /// Make each .grad a view into its bucket (default true).
+  DistributedDataParallelOptions& gradient_as_bucket_view(bool value) {
+    gradient_as_bucket_view_ = value;
+    return *this;
+  }
+  /// Start each bucket's allreduce while backward still runs (default
+  /// true); false waits for the end of backward and reduces every bucket
+  /// then, to measure what the overlap gains.
+  DistributedDataParallelOptions& overlap(bool value) {
+    overlap_ = value;
+    return *this;
+  }
+
+  const std::shared_ptr<distributed::ProcessGroup>& process_group() const {
+    return process_group_;
+  }
+  const std::optional<std::vector<Device>>& device_ids() const { return device_ids_; }
+  bool broadcast_buffers() const { return broadcast_buffers_; }
+  const std::optional<double>& bucket_cap_mb() const { return bucket_cap_mb_; }
+  bool find_unused_parameters() const { return find_unused_parameters_; }
+  bool gradient_as_bucket_view() const { return gradient_as_bucket_view_; }
+  bool overlap() const { return overlap_; }
+
+ private:
+  std::shared_ptr<distributed::ProcessGroup> process_group_;
+  std::optional<std::vector<Device>> device_ids_;
+  bool broadcast_buffers_ = true;
+  std::optional<double> bucket_cap_mb_;
+  bool find_unused_parameters_ = false;
+  bool gradient_as_bucket_view_ = true;
+  bool overlap_ = true;
+};
+
+/// What DistributedDataParallel did so far (PyTorch's logging data).
+struct DistributedDataParallelStats {
+  /// The managed parameters' indices (registration order) per bucket, in
+  /// reduction order, and each bucket's size in bytes.
+  std::vector<std::vector<size_t>> bucket_indices;
+  std::vector<int64_t> bucket_bytes;
+  /// Whether the buckets were reassigned after the first synchronized
+  /// backward (done once, unless find_unused_parameters).
+  bool buckets_rebuilt = false;
+  /// The order gradients became ready in the first synchronized backward.
+  std::vector<size_t> grad_ready_order;
+  /// Synchronized backward passes so far.
+  int64_t synchronized_backwards = 0;
+};
+
+class DistributedDataParallelImpl;
+
+/// While alive, forwards of `ddp` are not synchronized: their backward
+/// passes only accumulate local gradients, and the first synchronized
+/// backward after it averages everything accumulated (PyTorch's no_sync()
+/// context; what counts is where the forward ran).
+class [[nodiscard]] NoSyncGuard {
+ public:
+  explicit NoSyncGuard(DistributedDataParallelImpl& ddp);
+  ~NoSyncGuard();
+  NoSyncGuard(const NoSyncGuard&) = delete;
+  NoSyncGuard& operator=(const NoSyncGuard&) = delete;
+
+ private:
+  DistributedDataParallelImpl& ddp_;
+  bool previous_;
+};
+
+class DistributedDataParallelImpl : public Module {
+ public:
+  /// Wraps `module` (a holder such as Linear, or a shared_ptr to a module)
+  /// whose forward takes a Tensor or a TensorTree. A collective.
+  template <typename ModuleType>
+  requires parallel::detail::replicable_module<
+      parallel::detail::module_type_of_t<ModuleType>>
+  explicit DistributedDataParallelImpl(const ModuleType& module,
+                                       DistributedDataParallelOptions options = {})
+      : DistributedDataParallelImpl(parallel::detail::module_pointer(module),
+                                    parallel::detail::forward_of<
+                                        parallel::detail::module_type_of_t<ModuleType>>(),
+                                    std::move(options)) {}
+  ~DistributedDataParallelImpl() override;
+
+  /// One tensor in, one tensor out (the module must return one tensor).
+  Tensor forward(const Tensor& input);
+  /// A tensor or nested list in; the module's output out.
+  parallel::TensorTree forward(const parallel::TensorTree& input);
+
+  /// Forwards from now until the guard ends do not synchronize gradients.
+  NoSyncGuard no_sync() { return NoSyncGuard(*this); }
+  /// Whether the next forward's backward will be synchronized (false
+  /// inside no_sync()).
+  bool require_backward_grad_sync() const { return require_backward_grad_sync_; }
+
+  const std::shared_ptr<Module>& module() const noexcept { return module_; }
+  const std::shared_ptr<distributed::ProcessGroup>& process_group() const noexcept {
+    return group_;
+  }
+  const DistributedDataParallelOptions& options() const noexcept { return options_; }
+  DistributedDataParallelStats stats() const;
+
+ private:
+  friend class NoSyncGuard;
+  DistributedDataParallelImpl(std::shared_ptr<Module> module,
+                              parallel::detail::Forward forward,
+                              DistributedDataParallelOptions options);
+  void broadcast_buffers();
+
+  std::shared_ptr<Module> module_;
+  parallel::detail::Forward forward_;
+  DistributedDataParallelOptions options_;
+  std::shared_ptr<distributed::ProcessGroup> group_;
+  std::optional<Device> input_device_;
+  std::unique_ptr<distributed::detail::Reducer> reducer_;
+  bool require_backward_grad_sync_ = true;
+  // Whether the last forward armed the reducer; the next forward
+  // broadcasts buffers only then (as PyTorch's require_forward_param_sync).
+  bool require_forward_param_sync_ = true;
+};
+
+TANDEM_MODULE(DistributedDataParallel);
+
+}  // namespace tandem::nn

@@ -1,0 +1,187 @@
+#include "tandem/distributed/distributed_data_parallel.h"
+
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "distributed/broadcast_coalesced.h"
+#include "distributed/model_check.h"
+#include "distributed/reducer.h"
+#include "tandem/autograd/grad_mode.h"
+#include "tandem/core/error.h"
+
+namespace tandem::nn {
+namespace {
+
+namespace dist = tandem::distributed;
+
+std::string device_types_of(const std::vector<Tensor>& params) {
+  std::set<std::string> types;
+  for (const Tensor& p : params)
+    types.insert(std::string(device_type_name(p.device().type())));
+  std::string list = "{";
+  for (const std::string& t : types) list += (list.size() > 1 ? ", " : "") + t;
+  return list + "}";
+}
+
+std::string device_list(const std::vector<Device>& devices) {
+  std::ostringstream out;
+  out << "[";
+  for (size_t i = 0; i < devices.size(); ++i) out << (i ? ", " : "") << devices[i];
+  out << "]";
+  return out.str();
+}
+
+// PyTorch's argument checks, before any collective (so a rank that fails
+// here fails alone, at once; the others then fail in the model check's
+// collective at its deadline, naming this rank as not arriving).
+void check_arguments(const dist::detail::NamedTensors& params,
+                     const DistributedDataParallelOptions& options) {
+  TANDEM_CHECK(!params.empty(),
+               "DistributedDataParallel is not needed when a module doesn't have any "
+               "parameter that requires a gradient.");
+  std::vector<Tensor> tensors;
+  for (const auto& [name, p] : params) tensors.push_back(p);
+  const DeviceType type = tensors.front().device().type();
+  for (const Tensor& p : tensors) {
+    TANDEM_CHECK(p.device().type() == type,
+                 "DistributedDataParallel's input module must be on the same type of "
+                 "devices, but input module parameters locate in ",
+                 device_types_of(tensors),
+                 ".");
+  }
+  if (options.device_ids()) {
+    TANDEM_CHECK(options.device_ids()->size() <= 1,
+                 "device_ids can only be None or contain a single element.");
+    TANDEM_CHECK(
+        type == kCUDA,
+        "DistributedDataParallel device_ids and output_device arguments only work "
+        "with single-device/multiple-device GPU modules or CPU modules, but got "
+        "device_ids ",
+        device_list(*options.device_ids()),
+        ", output_device None, and module parameters ",
+        device_types_of(tensors),
+        ".");
+  }
+  if (type == kCUDA) {
+    throw NotImplementedError(
+        "DistributedDataParallel: the module's parameters are on " +
+        tensors.front().device().str() +
+        ", but tandem's process group reduces CPU tensors over MPI; NCCL for CUDA "
+        "tensors is not built yet. Train on CPU devices, or use nn::DataParallel over "
+        "the GPUs of one machine");
+  }
+  for (const auto& [name, p] : params) {
+    TANDEM_CHECK(p.dtype() == kFloat32 || p.dtype() == kFloat64,
+                 "DistributedDataParallel: parameter '",
+                 name,
+                 "' has dtype ",
+                 p.dtype(),
+                 "; gradients are reduced in float32 or float64 only");
+  }
+  if (options.bucket_cap_mb()) {
+    const double cap = *options.bucket_cap_mb();
+    TANDEM_CHECK(std::isfinite(cap) && cap > 0,
+                 "DistributedDataParallel: bucket_cap_mb must be positive, got ",
+                 cap);
+  }
+}
+
+dist::detail::ReducerOptions reducer_options(
+    const DistributedDataParallelOptions& options) {
+  dist::detail::ReducerOptions r;
+  if (options.bucket_cap_mb()) {
+    const auto bytes = static_cast<size_t>(*options.bucket_cap_mb() * 1024 * 1024);
+    r.first_bucket_bytes = std::max<size_t>(bytes, 1);
+    r.bucket_bytes = std::max<size_t>(bytes, 1);
+  }
+  r.find_unused_parameters = options.find_unused_parameters();
+  r.gradient_as_bucket_view = options.gradient_as_bucket_view();
+  r.overlap = options.overlap();
+  return r;
+}
+
+}  // namespace
+
+NoSyncGuard::NoSyncGuard(DistributedDataParallelImpl& ddp)
+    : ddp_(ddp), previous_(ddp.require_backward_grad_sync_) {
+  ddp_.require_backward_grad_sync_ = false;
+}
+
+NoSyncGuard::~NoSyncGuard() { ddp_.require_backward_grad_sync_ = previous_; }
+
+DistributedDataParallelImpl::DistributedDataParallelImpl(
+    std::shared_ptr<Module> module,
+    parallel::detail::Forward forward,
+    DistributedDataParallelOptions options)
+    : module_(std::move(module)),
+      forward_(std::move(forward)),
+      options_(std::move(options)) {
+  register_module("module", module_);
+  dist::detail::NamedTensors params;
+  for (const auto& item : module_->named_parameters()) {
+    if (item.value().requires_grad()) params.emplace_back(item.key(), item.value());
+  }
+  check_arguments(params, options_);
+  group_ =
+      options_.process_group() ? options_.process_group() : dist::ProcessGroup::world();
+  if (options_.device_ids() && !options_.device_ids()->empty()) {
+    input_device_ = options_.device_ids()->front();
+  }
+  dist::detail::NamedTensors buffers;
+  for (const auto& item : module_->named_buffers()) {
+    buffers.emplace_back(item.key(), item.value());
+  }
+  dist::detail::verify_same_model(*group_, params, buffers);
+
+  std::vector<Tensor> state;
+  std::vector<Tensor> managed;
+  std::vector<std::string> names;
+  for (const auto& [name, p] : params) {
+    state.push_back(p);
+    managed.push_back(p);
+    names.push_back(name);
+  }
+  if (options_.broadcast_buffers()) {
+    for (const auto& [name, b] : buffers) state.push_back(b);
+  }
+  dist::detail::broadcast_coalesced(*group_, state, 0);
+  reducer_ = std::make_unique<dist::detail::Reducer>(
+      std::move(managed), std::move(names), group_, reducer_options(options_));
+}
+
+DistributedDataParallelImpl::~DistributedDataParallelImpl() = default;
+
+void DistributedDataParallelImpl::broadcast_buffers() {
+  std::vector<Tensor> buffers = module_->buffers();
+  if (!buffers.empty()) dist::detail::broadcast_coalesced(*group_, buffers, 0);
+}
+
+parallel::TensorTree DistributedDataParallelImpl::forward(
+    const parallel::TensorTree& input) {
+  const bool grad = GradMode::is_enabled();
+  if (grad) reducer_->prepare_for_forward();
+  if (require_forward_param_sync_ && options_.broadcast_buffers()) broadcast_buffers();
+  parallel::TensorTree output = forward_(
+      *module_,
+      input_device_ ? input.map([&](const Tensor& t) { return t.to(*input_device_); })
+                    : input);
+  require_forward_param_sync_ = grad && require_backward_grad_sync_;
+  if (require_forward_param_sync_) reducer_->prepare_for_backward();
+  return output;
+}
+
+Tensor DistributedDataParallelImpl::forward(const Tensor& input) {
+  const parallel::TensorTree out = forward(parallel::TensorTree(input));
+  TANDEM_CHECK(out.is_tensor(),
+               "DistributedDataParallel: the module returned a list of ",
+               out.size(),
+               " items; pass the input as a TensorTree to get it");
+  return out.tensor();
+}
+
+DistributedDataParallelStats DistributedDataParallelImpl::stats() const {
+  return reducer_->stats();
+}
+
+}  // namespace tandem::nn

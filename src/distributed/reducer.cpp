@@ -1,0 +1,364 @@
+#include "distributed/reducer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <utility>
+
+#include "tandem/autograd/engine.h"
+#include "tandem/autograd/grad_mode.h"
+#include "tandem/core/error.h"
+#include "tandem/core/warning.h"
+#include "tandem/distributed/bucket_assignment.h"
+#include "tandem/distributed/errors.h"
+#include "tandem/ops/factory.h"
+
+namespace tandem::distributed::detail {
+
+// Note [DDP buckets]
+// ~~~~~~~~~~~~~~~~~~
+// The managed parameters' gradients live in a few flat tensors, the
+// buckets, each of one dtype and device; every parameter has a view into
+// its bucket at its offset. Reducing a bucket is one allreduce (AVG) of its
+// flat tensor, in place.
+//
+// Assignment: at construction the parameters are walked in registration
+// order and packed into buckets closing at 1 MiB for the first and 25 MiB
+// after (compute_bucket_assignment_by_size); the bucket list is then
+// reversed, since gradients arrive roughly in reverse registration order.
+// The first synchronized backward records the order gradients really
+// arrived in, and the next forward packs them again in that order (rank
+// 0's order, broadcast, so all ranks agree), once. PyTorch starts with one
+// bucket holding everything, so its first iteration has no overlap; here
+// every iteration has.
+//
+// A pass: prepare_for_backward() arms the hooks. Each parameter's
+// post-accumulate hook copies its .grad into its view (or finds .grad is
+// the view already: gradient_as_bucket_view points .grad at the view, so
+// later passes accumulate in place) and counts down its bucket; a bucket
+// whose count reaches zero is launched if every earlier bucket has been,
+// so all ranks launch the same collectives in the same order whatever the
+// local order of gradients. The first hook queues finish_backward() for
+// the end of the backward pass: it puts zeros in the views of parameters
+// that got no gradient, launches what is left, waits for every bucket, and
+// writes the averages back to the .grads that are not views.
+//
+// Usage flags: the last bucket has one extra element per parameter, 1 where
+// this rank's gradient for it is real and 0 where finish_backward() put
+// zeros. Reduced with the gradients (AVG, so multiplied back by the world
+// size), it tells every rank how many ranks used each parameter, so a
+// parameter some rank did not use is an error on every rank in the same
+// pass (without find_unused_parameters), with no extra collective; a
+// parameter no rank used keeps its .grad (find_unused_parameters). Zeros
+// added to an average are harmless, so the other ranks' gradients still
+// average correctly (over all ranks, as in PyTorch).
+//
+// No rank waits for a bucket that another rank never launches: every rank
+// launches every bucket once per synchronized pass, at the latest from
+// finish_backward().
+
+Reducer::Reducer(std::vector<Tensor> params,
+                 std::vector<std::string> names,
+                 std::shared_ptr<ProcessGroup> group,
+                 ReducerOptions options)
+    : params_(std::move(params)),
+      names_(std::move(names)),
+      group_(std::move(group)),
+      options_(options),
+      ready_(params_.size(), 0),
+      used_(params_.size(), 0) {
+  std::vector<std::vector<size_t>> assignment = compute_bucket_assignment_by_size(
+      params_, {options_.first_bucket_bytes, options_.bucket_bytes});
+  std::reverse(assignment.begin(), assignment.end());
+  install_buckets(assignment);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    hook_ids_.push_back(params_[i].register_post_accumulate_grad_hook(
+        [this, i](const Tensor& /*param*/) { on_gradient(i); }));
+  }
+}
+
+Reducer::~Reducer() {
+  for (size_t i = 0; i < params_.size(); ++i) params_[i].remove_hook(hook_ids_[i]);
+  // Buckets still in flight (a pass that failed half way) must not be
+  // freed under MPI: wait for them, ignoring their errors.
+  for (Bucket& bucket : buckets_) {
+    if (!bucket.work.defined()) continue;
+    try {
+      bucket.work.wait();
+    } catch (const Error&) {
+    }
+  }
+}
+
+Tensor& Reducer::view_of(size_t index) {
+  const Slot& slot = slots_[index];
+  return buckets_[slot.bucket].views[slot.position];
+}
+
+void Reducer::install_buckets(const std::vector<std::vector<size_t>>& assignment) {
+  NoGradGuard no_grad;
+  std::vector<Bucket> fresh(assignment.size());
+  std::vector<Slot> slots(params_.size());
+  for (size_t b = 0; b < assignment.size(); ++b) {
+    Bucket& bucket = fresh[b];
+    bucket.params = assignment[b];
+    int64_t numel = 0;
+    for (size_t index : bucket.params) numel += params_[index].numel();
+    const bool last = b + 1 == assignment.size();
+    const Tensor& first = params_[bucket.params.front()];
+    bucket.flat = zeros({numel + (last ? static_cast<int64_t>(params_.size()) : 0)},
+                        TensorOptions(first.dtype()).device(first.device()));
+    int64_t offset = 0;
+    for (size_t position = 0; position < bucket.params.size(); ++position) {
+      const Tensor& param = params_[bucket.params[position]];
+      bucket.views.push_back(
+          bucket.flat.narrow(0, offset, param.numel()).view(param.sizes()));
+      offset += param.numel();
+      slots[bucket.params[position]] = {b, position};
+    }
+    bucket.pending = bucket.params.size();
+  }
+  // Gradients that were views into the old buckets move to the new ones.
+  if (!buckets_.empty()) {
+    for (size_t i = 0; i < params_.size(); ++i) {
+      Tensor grad = params_[i].grad();
+      if (!grad.defined() || grad.data_ptr() != view_of(i).data_ptr()) continue;
+      Tensor& view = fresh[slots[i].bucket].views[slots[i].position];
+      view.copy_(grad);
+      params_[i].mutable_grad() = view;
+    }
+  }
+  buckets_ = std::move(fresh);
+  slots_ = std::move(slots);
+}
+
+void Reducer::prepare_for_forward() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (armed_) {
+    std::ostringstream message;
+    message << "Expected to have finished reduction in the prior iteration before "
+               "starting a new one. The previous forward of DistributedDataParallel on "
+               "rank "
+            << group_->rank()
+            << " was to be synchronized, but no backward pass reached its parameters "
+               "(was backward skipped, did it fail, or does the loss depend on no "
+               "parameter?). Run backward() on a loss computed from every forward "
+               "with grad mode on, or run forwards that need no gradients under "
+               "NoGradGuard or inside no_sync().";
+    throw Error(message.str());
+  }
+  if (rebuild_due_) rebuild_buckets();
+}
+
+void Reducer::rebuild_buckets() {
+  const auto count = static_cast<int64_t>(params_.size());
+  std::vector<std::vector<size_t>> assignment = compute_bucket_assignment_by_size(
+      params_, {options_.first_bucket_bytes, options_.bucket_bytes}, ready_order_);
+  // Rank 0's assignment for all: [buckets, their sizes..., indices...].
+  Tensor plan = zeros({1 + 2 * count}, kInt64);
+  int64_t* p = plan.data_ptr<int64_t>();
+  p[0] = static_cast<int64_t>(assignment.size());
+  int64_t* indices = p + 1 + count;
+  for (size_t b = 0; b < assignment.size(); ++b) {
+    p[1 + b] = static_cast<int64_t>(assignment[b].size());
+    for (size_t index : assignment[b]) *indices++ = static_cast<int64_t>(index);
+  }
+  group_->broadcast(plan).wait();
+  assignment.assign(static_cast<size_t>(p[0]), {});
+  indices = p + 1 + count;
+  for (size_t b = 0; b < assignment.size(); ++b) {
+    for (int64_t k = 0; k < p[1 + b]; ++k) {
+      assignment[b].push_back(static_cast<size_t>(*indices++));
+    }
+  }
+  install_buckets(assignment);
+  rebuild_due_ = false;
+  rebuilt_ = true;
+}
+
+void Reducer::prepare_for_backward() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  armed_ = true;
+}
+
+void Reducer::reset_pass() {
+  armed_ = false;
+  finish_queued_ = false;
+  next_bucket_ = 0;
+  std::fill(ready_.begin(), ready_.end(), 0);
+  std::fill(used_.begin(), used_.end(), 0);
+  for (Bucket& bucket : buckets_) {
+    bucket.pending = bucket.params.size();
+    bucket.work = Work();
+  }
+}
+
+void Reducer::on_gradient(size_t index) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  used_[index] = 1;
+  if (!armed_) return;  // not synchronized: the gradient accumulates locally
+  if (ready_[index]) {
+    throw Error(
+        "Expected to mark a variable ready only once. Parameter " + names_[index] +
+        " (params[" + std::to_string(index) +
+        "]) got its gradient twice in one synchronized backward pass: it was used "
+        "outside the forward of DistributedDataParallel, or in several concurrent "
+        "forward/backward passes.");
+  }
+  if (!finish_queued_) {
+    autograd::queue_callback([this] { finish_backward(); });
+    finish_queued_ = true;
+  }
+  if (synchronized_backwards_ == 0) ready_order_.push_back(index);
+  mark_ready(index);
+}
+
+void Reducer::mark_ready(size_t index) {
+  ready_[index] = 1;
+  Tensor& view = view_of(index);
+  const Tensor grad = params_[index].grad();
+  if (used_[index] && grad.defined()) {
+    if (grad.data_ptr() != view.data_ptr()) {
+      view.copy_(grad);
+      if (options_.gradient_as_bucket_view) params_[index].mutable_grad() = view;
+    }
+  } else {
+    view.zero_();
+  }
+  Bucket& bucket = buckets_[slots_[index].bucket];
+  if (--bucket.pending == 0 && options_.overlap) launch_ready_buckets();
+}
+
+void Reducer::write_usage_flags(const Tensor& flags) const {
+  Tensor local = empty({flags.numel()}, kFloat64);
+  double* f = local.data_ptr<double>();
+  for (size_t i = 0; i < used_.size(); ++i) f[i] = used_[i] ? 1.0 : 0.0;
+  Tensor(flags).copy_(local);
+}
+
+void Reducer::launch_ready_buckets() {
+  while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
+    Bucket& bucket = buckets_[next_bucket_];
+    if (next_bucket_ + 1 == buckets_.size()) {
+      const auto count = static_cast<int64_t>(params_.size());
+      write_usage_flags(bucket.flat.narrow(0, bucket.flat.numel() - count, count));
+    }
+    bucket.work =
+        group_->allreduce(bucket.flat, AllreduceOptions().reduce_op(ReduceOp::AVG));
+    ++next_bucket_;
+  }
+}
+
+void Reducer::finish_backward() {
+  NoGradGuard no_grad;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (ready_[i]) continue;
+    if (synchronized_backwards_ == 0) ready_order_.push_back(i);
+    mark_ready(i);
+  }
+  launch_ready_buckets();
+  std::vector<int64_t> users(params_.size());
+  try {
+    for (Bucket& bucket : buckets_) bucket.work.wait();
+    const Bucket& last = buckets_.back();
+    const auto count = static_cast<int64_t>(params_.size());
+    const Tensor flags = last.flat.narrow(0, last.flat.numel() - count, count)
+                             .to(kFloat64)
+                             .mul(static_cast<double>(group_->size()));
+    const double* f = flags.data_ptr<double>();
+    for (size_t i = 0; i < users.size(); ++i) users[i] = std::llround(f[i]);
+    // Where this rank had no gradient but another rank did, .grad takes
+    // the average (views already hold it).
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const bool local = used_[i] && params_[i].grad().defined();
+      if (users[i] == 0 && !local) continue;  // no rank used it: .grad stays
+      Tensor grad = params_[i].grad();
+      const Tensor& view = view_of(i);
+      if (grad.defined() && grad.data_ptr() == view.data_ptr()) continue;
+      if (options_.gradient_as_bucket_view && (!grad.defined() || !local)) {
+        params_[i].mutable_grad() = view;
+      } else if (grad.defined()) {
+        grad.copy_(view);
+      } else {
+        params_[i].mutable_grad() = view.clone();
+      }
+    }
+    check_usage(users);
+  } catch (...) {
+    reset_pass();
+    ++synchronized_backwards_;
+    throw;
+  }
+  reset_pass();
+  ++synchronized_backwards_;
+  if (synchronized_backwards_ == 1 && !options_.find_unused_parameters && !rebuilt_) {
+    rebuild_due_ = true;
+  }
+}
+
+void Reducer::check_usage(const std::vector<int64_t>& users) {
+  const int64_t world = group_->size();
+  const bool complete =
+      std::all_of(users.begin(), users.end(), [&](int64_t n) { return n == world; });
+  if (options_.find_unused_parameters) {
+    if (complete && !warned_nothing_unused_) {
+      warned_nothing_unused_ = true;
+      warn(
+          "DistributedDataParallel: find_unused_parameters(true) was given, but every "
+          "parameter got a gradient on every rank in this backward pass; without it "
+          "a backward needs no usage check of its own (this warning is shown once)");
+    }
+    return;
+  }
+  if (complete) return;
+  // Every rank is here: say which rank missed which parameter.
+  const auto count = static_cast<int64_t>(params_.size());
+  Tensor mine = empty({count}, kFloat32);
+  for (int64_t i = 0; i < count; ++i) {
+    mine.data_ptr<float>()[i] = used_[static_cast<size_t>(i)] ? 1.0f : 0.0f;
+  }
+  // used_ was reset by nobody yet: finish_backward resets after this.
+  Tensor all = empty({world * count}, kFloat32);
+  group_->allgather_into_tensor(all, mine).wait();
+  const float* a = all.data_ptr<float>();
+  std::ostringstream message;
+  message << "DistributedDataParallel: parameters got no gradient in this synchronized "
+             "backward pass: ";
+  bool first_rank = true;
+  for (int64_t r = 0; r < world; ++r) {
+    std::string missing;
+    for (int64_t i = 0; i < count; ++i) {
+      if (a[r * count + i] != 0.0f) continue;
+      if (!missing.empty()) missing += ", ";
+      missing += names_[static_cast<size_t>(i)] + " (params[" + std::to_string(i) + "])";
+    }
+    if (missing.empty()) continue;
+    message << (first_rank ? "" : "; ") << "rank " << r << ": " << missing;
+    first_rank = false;
+  }
+  message << ". This error indicates that your module has parameters that were not "
+             "used in producing loss; their gradients would stay unreduced and the "
+             "replicas would drift apart. Pass find_unused_parameters(true) in "
+             "DistributedDataParallelOptions if they are unused on purpose, and make "
+             "sure all forward outputs participate in calculating the loss.";
+  throw UnusedParameterError(message.str());
+}
+
+nn::DistributedDataParallelStats Reducer::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  nn::DistributedDataParallelStats stats;
+  for (const Bucket& bucket : buckets_) {
+    stats.bucket_indices.push_back(bucket.params);
+    int64_t bytes = 0;
+    for (size_t index : bucket.params)
+      bytes += static_cast<int64_t>(params_[index].nbytes());
+    stats.bucket_bytes.push_back(bytes);
+  }
+  stats.buckets_rebuilt = rebuilt_;
+  stats.grad_ready_order = ready_order_;
+  stats.synchronized_backwards = synchronized_backwards_;
+  return stats;
+}
+
+}  // namespace tandem::distributed::detail

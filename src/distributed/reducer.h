@@ -1,0 +1,106 @@
+// Private: DistributedDataParallel's gradient reducer. It owns the buckets,
+// hooks every managed parameter's gradient accumulation, launches each
+// bucket's allreduce once all its gradients are in, and at the end of the
+// backward pass waits for them and checks that no parameter was left out.
+// See Note [DDP buckets] in reducer.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tandem/core/tensor.h"
+#include "tandem/distributed/distributed_data_parallel.h"
+#include "tandem/distributed/process_group.h"
+#include "tandem/distributed/work.h"
+
+namespace tandem::distributed::detail {
+
+struct ReducerOptions {
+  size_t first_bucket_bytes = 1 << 20;
+  size_t bucket_bytes = 25 << 20;
+  bool find_unused_parameters = false;
+  bool gradient_as_bucket_view = true;
+  bool overlap = true;
+};
+
+class Reducer {
+ public:
+  /// `params` are the managed parameters in registration order, `names`
+  /// their names for messages.
+  Reducer(std::vector<Tensor> params,
+          std::vector<std::string> names,
+          std::shared_ptr<ProcessGroup> group,
+          ReducerOptions options);
+  ~Reducer();
+  Reducer(const Reducer&) = delete;
+  Reducer& operator=(const Reducer&) = delete;
+
+  /// Before a forward with grad mode on: fails if the previous synchronized
+  /// forward's backward never finished; reassigns the buckets when due (a
+  /// collective, so every rank must be here).
+  void prepare_for_forward();
+  /// After a forward whose backward is to be synchronized: arms the hooks.
+  void prepare_for_backward();
+
+  nn::DistributedDataParallelStats stats() const;
+
+ private:
+  struct Bucket {
+    std::vector<size_t> params;  // indices into params_
+    Tensor flat;                 // the gradients, then (last bucket) the usage flags
+    std::vector<Tensor> views;   // per parameter, shaped like it
+    size_t pending = 0;          // gradients still to come this pass
+    Work work;
+  };
+  struct Slot {
+    size_t bucket = 0;
+    size_t position = 0;  // in the bucket's params and views
+  };
+
+  void install_buckets(const std::vector<std::vector<size_t>>& assignment);
+  void rebuild_buckets();
+  void reset_pass();
+
+  // The gradient of params_[index] was accumulated (autograd thread).
+  void on_gradient(size_t index);
+  // Puts params_[index]'s gradient (zeros when it has none) into its view.
+  void mark_ready(size_t index);
+  // 1 for each parameter whose gradient this rank has, else 0.
+  void write_usage_flags(const Tensor& flags) const;
+  // Launches the buckets whose gradients are all in, strictly in order.
+  void launch_ready_buckets();
+  // The end of the synchronized backward pass (queued by the first hook).
+  void finish_backward();
+  // Reads the summed usage flags; throws UnusedParameterError when some
+  // parameter got no gradient on some rank (and that is not allowed).
+  void check_usage(const std::vector<int64_t>& users);
+  Tensor& view_of(size_t index);
+
+  std::vector<Tensor> params_;
+  std::vector<std::string> names_;
+  std::vector<size_t> hook_ids_;
+  std::shared_ptr<ProcessGroup> group_;
+  ReducerOptions options_;
+
+  mutable std::mutex mutex_;
+  std::vector<Bucket> buckets_;
+  std::vector<Slot> slots_;
+  bool armed_ = false;
+  bool finish_queued_ = false;
+  size_t next_bucket_ = 0;
+  std::vector<uint8_t> ready_;  // this pass
+  // The parameter's hook ran since the last synchronized backward (inside
+  // no_sync() windows too): its .grad holds gradients to reduce.
+  std::vector<uint8_t> used_;
+  std::vector<size_t> ready_order_;  // of the first synchronized backward
+  bool rebuild_due_ = false;
+  bool rebuilt_ = false;
+  bool warned_nothing_unused_ = false;
+  int64_t synchronized_backwards_ = 0;
+};
+
+}  // namespace tandem::distributed::detail
