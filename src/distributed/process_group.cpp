@@ -4,6 +4,7 @@
 #include "tandem/distributed/process_group.h"
 
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -361,6 +362,13 @@ void destroy_process_group() { detail::Runtime::instance().destroy(); }
 
 int get_rank() { return detail::Runtime::instance().world()->rank; }
 int get_world_size() { return detail::Runtime::instance().world()->size; }
+bool launched_by_mpi() {
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    if (std::getenv(variable) != nullptr) return true;
+  }
+  return false;
+}
+
 int get_local_rank() { return detail::Runtime::instance().local_rank(); }
 int get_local_world_size() { return detail::Runtime::instance().local_size(); }
 

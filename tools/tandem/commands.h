@@ -15,6 +15,9 @@ class UsageError : public std::runtime_error {
 
 using Args = std::vector<std::string>;
 
+/// Whether the global --threads flag was given (main.cpp).
+bool threads_flag_given();
+
 int run_demo(const Args& args);
 int run_devices(const Args& args);
 int run_tutorial(const Args& args);

@@ -1,5 +1,8 @@
 // Test loss and accuracy of a model over a split, in eval mode and without
-// autograd, in batches.
+// autograd, in batches. In a distributed run (the model has a process
+// group) each process evaluates its own consecutive slice of the split,
+// unpadded, and the sums are added up across the processes, so every
+// image counts exactly once and every process gets the same result.
 #pragma once
 
 #include <cstdint>

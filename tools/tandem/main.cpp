@@ -40,6 +40,8 @@ int64_t parse_threads(const std::string& value) {
   return n;
 }
 
+bool threads_given = false;
+
 // Applies the global flags wherever they stand and returns the other
 // arguments, so every command accepts them without declaring them.
 Args apply_global_flags(const Args& args) {
@@ -49,8 +51,10 @@ Args apply_global_flags(const Args& args) {
     if (arg == "--threads") {
       if (i + 1 >= args.size()) throw UsageError("--threads needs a value");
       tandem::set_num_threads(parse_threads(args[++i]));
+      threads_given = true;
     } else if (arg.rfind("--threads=", 0) == 0) {
       tandem::set_num_threads(parse_threads(arg.substr(arg.find('=') + 1)));
+      threads_given = true;
     } else {
       rest.push_back(arg);
     }
@@ -59,6 +63,10 @@ Args apply_global_flags(const Args& args) {
 }
 
 }  // namespace
+
+namespace tandem::cli {
+bool threads_flag_given() { return threads_given; }
+}  // namespace tandem::cli
 
 int main(int argc, char** argv) {
   using namespace tandem::cli;

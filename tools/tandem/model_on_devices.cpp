@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "commands.h"
+#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/device_guard.h"
 
 namespace tandem::cli {
@@ -23,9 +24,16 @@ std::vector<Device> devices_flag(const Flags& flags) {
   return flags.get("devices").empty() ? default_devices() : flags.get_devices("devices");
 }
 
-ModelOnDevices::ModelOnDevices(nn::Sequential model, std::vector<Device> devices)
-    : model_(std::move(model)), devices_(std::move(devices)) {
+ModelOnDevices::ModelOnDevices(nn::Sequential model,
+                               std::vector<Device> devices,
+                               std::shared_ptr<distributed::ProcessGroup> group)
+    : model_(std::move(model)), devices_(std::move(devices)), group_(std::move(group)) {
   if (devices_.empty()) throw UsageError("--devices: the list is empty");
+  if (group_ && devices_.size() > 1) {
+    throw UsageError("--devices: " + device_list() +
+                     " lists several devices, but under mpirun each process trains on "
+                     "one device (start one process per device instead)");
+  }
   for (size_t i = 0; i < devices_.size(); ++i) {
     const Device& d = devices_[i];
     if (d.type() != devices_.front().type()) {
@@ -44,13 +52,19 @@ ModelOnDevices::ModelOnDevices(nn::Sequential model, std::vector<Device> devices
     }
   }
   model_->to(devices_.front());
-  if (devices_.size() > 1) {
+  if (group_) {
+    distributed_ = nn::DistributedDataParallel(
+        model_, nn::DistributedDataParallelOptions().process_group(group_));
+  } else if (devices_.size() > 1) {
     parallel_ = nn::DataParallel(model_, nn::DataParallelOptions().device_ids(devices_));
   }
 }
 
 Tensor ModelOnDevices::forward(const Tensor& batch) {
   if (parallel_) return parallel_->forward(batch);
+  if (distributed_ && GradMode::is_enabled()) {
+    return distributed_->forward(batch.to(devices_.front()));
+  }
   return model_->forward(batch.to(devices_.front()));
 }
 

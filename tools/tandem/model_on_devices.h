@@ -1,14 +1,21 @@
 // A model and the devices it runs on, as `tandem train` and `tandem eval`
 // use it: on one device the model itself; on several a DataParallel over
-// them (the batch split across the devices, outputs gathered on the first).
+// them (the batch split across the devices, outputs gathered on the first);
+// in a process of a distributed run (a process group given), one device
+// and a DistributedDataParallel around the model for training forwards
+// (forwards without autograd, evaluation, call the model directly and
+// communicate nothing).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "flags.h"
 #include "tandem/core/device.h"
 #include "tandem/core/tensor.h"
+#include "tandem/distributed/distributed_data_parallel.h"
 #include "tandem/nn/modules/sequential.h"
 #include "tandem/parallel/data_parallel_module.h"
 
@@ -25,8 +32,11 @@ std::vector<Device> devices_flag(const Flags& flags);
 class ModelOnDevices {
  public:
   /// Moves `model` to devices[0]. A UsageError for an empty list, mixed
-  /// device types, a device listed twice or a GPU this machine lacks.
-  ModelOnDevices(nn::Sequential model, std::vector<Device> devices);
+  /// device types, a device listed twice or a GPU this machine lacks, and
+  /// for several devices in a distributed run (one device per process).
+  ModelOnDevices(nn::Sequential model,
+                 std::vector<Device> devices,
+                 std::shared_ptr<distributed::ProcessGroup> group = nullptr);
 
   /// Logits for a batch anywhere (it is moved or split as needed); they
   /// lie on output_device().
@@ -38,11 +48,15 @@ class ModelOnDevices {
   nn::Sequential& model() { return model_; }
   /// "cpu:0,cpu:1"
   std::string device_list() const;
+  /// The distributed run's group, or null.
+  const std::shared_ptr<distributed::ProcessGroup>& group() const { return group_; }
 
  private:
   nn::Sequential model_;
   std::vector<Device> devices_;
   nn::DataParallel parallel_{nullptr};
+  std::shared_ptr<distributed::ProcessGroup> group_;
+  nn::DistributedDataParallel distributed_{nullptr};
 };
 
 }  // namespace tandem::cli

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "flags.h"
 #include "image_data.h"
+#include "launched_group.h"
 #include "model_on_devices.h"
 #include "models.h"
 #include "trainer.h"
@@ -94,7 +95,9 @@ int run_train(const Args& args) {
   flags.add("model", "mlp", std::string("the model: ") + model_names());
   add_devices_flag(flags);
   flags.add("epochs", "10", "passes over the training images");
-  flags.add("batch-size", "256", "images per step, split across the devices");
+  flags.add("batch-size",
+            "256",
+            "images per step, split across the devices (and the processes under mpirun)");
   flags.add("optimizer", "sgd", "sgd (momentum 0.9) or adam");
   flags.add("lr", "", "learning rate (default 0.05 for sgd, 0.001 for adam)");
   flags.add(
@@ -117,9 +120,19 @@ int run_train(const Args& args) {
     // Go on saving where the run was saved, unless told otherwise.
     if (!flags.given("checkpoint")) flags.set("checkpoint", flags.get("resume"));
   }
-  const TrainConfig config = config_from(flags);
+  const auto group = launched_group();
+  TrainConfig config = config_from(flags);
+  // One device per process; NCCL is not built yet, so GPUs stay out unless
+  // asked for (and then DistributedDataParallel says why it cannot).
+  if (group && !flags.given("devices")) config.devices = {Device(kCPU)};
+  if (group && config.batch_size < group->size()) {
+    throw UsageError(
+        "train: --batch-size " + std::to_string(config.batch_size) +
+        " is the global batch; it must be at least the number of processes (" +
+        std::to_string(group->size()) + ")");
+  }
   if (resume) check_same_run(config, *resume);
-  return train(config, std::move(resume), std::cout);
+  return train(config, std::move(resume), std::cout, group);
 }
 
 }  // namespace tandem::cli

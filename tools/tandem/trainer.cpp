@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -20,6 +21,7 @@
 #include "tandem/core/generator.h"
 #include "tandem/data/loader.h"
 #include "tandem/data/tensor_dataset.h"
+#include "tandem/ops/factory.h"
 #include "tandem/ops/loss.h"
 #include "tandem/optim/adam.h"
 #include "tandem/optim/sgd.h"
@@ -78,21 +80,29 @@ constexpr const char* kDevices = "devices";
 
 class Run {
  public:
-  Run(const TrainConfig& config, std::optional<io::Checkpoint> resume, std::ostream& out)
-      : config_(config), out_(out) {
+  Run(const TrainConfig& config,
+      std::optional<io::Checkpoint> resume,
+      std::ostream& out,
+      std::shared_ptr<distributed::ProcessGroup> group)
+      : config_(config),
+        group_(std::move(group)),
+        leader_(!group_ || group_->rank() == 0),
+        out_(leader_ ? out : silent_) {
     manual_seed(config.seed);
-    model_ = std::make_unique<ModelOnDevices>(make_model(config.model), config.devices);
+    model_ = std::make_unique<ModelOnDevices>(
+        make_model(config.model), config.devices, group_);
     optimizer_ =
         make_optimizer(config.optimizer, model_->model()->parameters(), config.lr);
     train_ = load_split(config.data_dir, /*train=*/true);
     test_ = load_split(config.data_dir, /*train=*/false);
-    loader_ =
-        std::make_unique<data::Loader>(data::TensorDataset(train_.images, train_.targets),
-                                       data::LoaderOptions()
-                                           .batch_size(config.batch_size)
-                                           .shuffle(true)
-                                           .seed(config.seed)
-                                           .workers(config.workers));
+    loader_ = std::make_unique<data::Loader>(
+        data::TensorDataset(train_.images, train_.targets),
+        data::LoaderOptions()
+            .batch_size(config.batch_size)
+            .shuffle(true)
+            .seed(config.seed)
+            .workers(config.workers)
+            .shard(group_ ? group_->rank() : 0, group_ ? group_->size() : 1));
     if (resume) restore(*resume);
   }
 
@@ -122,10 +132,15 @@ class Run {
     const int64_t per_device =
         (config_.batch_size + static_cast<int64_t>(config_.devices.size()) - 1) /
         static_cast<int64_t>(config_.devices.size());
-    out_ << "training " << config_.model << " on " << model_->device_list() << ": "
-         << train_.size() << " training and " << test_.size() << " test images from "
-         << config_.data_dir << "; batch " << config_.batch_size;
+    out_ << "training " << config_.model << " on " << model_->device_list()
+         << (group_ ? " in each of " + std::to_string(group_->size()) + " processes" : "")
+         << ": " << train_.size() << " training and " << test_.size()
+         << " test images from " << config_.data_dir << "; batch " << config_.batch_size;
     if (config_.devices.size() > 1) out_ << " (" << per_device << " per device)";
+    if (group_) {
+      out_ << " (" << config_.batch_size / group_->size()
+           << (config_.batch_size % group_->size() ? "+" : "") << " per process)";
+    }
     out_ << ", " << config_.optimizer << " lr " << config_.lr << " ("
          << config_.lr_schedule << "), " << plural(config_.epochs, "epoch") << "\n";
     if (position_.epoch > 0 || position_.batch > 0) {
@@ -163,7 +178,7 @@ class Run {
 
   std::ofstream open_metrics() {
     std::ofstream metrics;
-    if (config_.metrics_path.empty()) return metrics;
+    if (config_.metrics_path.empty() || !leader_) return metrics;
     const bool resumed = position_.epoch > 0 || position_.batch > 0;
     metrics.open(config_.metrics_path, resumed ? std::ios::app : std::ios::trunc);
     TANDEM_CHECK(metrics.good(), "cannot write the metrics file ", config_.metrics_path);
@@ -177,9 +192,41 @@ class Run {
     return it == checkpoint.extra.end() ? fallback : it->second;
   }
 
+  // In a distributed run every process stops at the same step: a signal
+  // counts once the step's reduction has told every process about it.
   bool should_stop(const InterruptScope& interrupt) const {
-    return interrupt.requested() ||
+    return (group_ ? interrupted_anywhere_ : interrupt.requested()) ||
            (config_.max_steps > 0 && position_.step >= config_.max_steps);
+  }
+
+  // One training step on this process's part of the batch; returns the
+  // mean loss over the whole (global) batch.
+  double train_step(const data::Batch& batch, const InterruptScope& interrupt) {
+    optimizer_->zero_grad();
+    const Tensor target = batch.target.to(model_->output_device());
+    const int64_t rows = batch.target.size(0);
+    const Tensor logits = model_->forward(batch.data);
+    if (!group_) {
+      const Tensor loss = cross_entropy(logits, target);
+      loss.backward();
+      optimizer_->step();
+      return loss.item<double>();
+    }
+    // DistributedDataParallel averages the processes' gradients; weighting
+    // each process's mean loss by its share of the batch makes that average
+    // the gradient of the whole batch's mean loss, also when the parts
+    // differ in size (an empty part contributes zeros).
+    const Tensor loss = cross_entropy(logits, target, Tensor(), rows > 0 ? kMean : kSum);
+    const double weight = static_cast<double>(rows * group_->size()) /
+                          static_cast<double>(batch.global_size);
+    (weight == 1.0 ? loss : loss * weight).backward();
+    optimizer_->step();
+    Tensor sums = empty({2}, kFloat64);
+    sums.data_ptr<double>()[0] = loss.item<double>() * static_cast<double>(rows);
+    sums.data_ptr<double>()[1] = interrupt.requested() ? 1.0 : 0.0;
+    group_->allreduce(sums).wait();
+    interrupted_anywhere_ = sums.data_ptr<double>()[1] > 0;
+    return sums.data_ptr<double>()[0] / static_cast<double>(batch.global_size);
   }
 
   // Trains the rest of the current epoch; false when stopped early (a
@@ -202,14 +249,10 @@ class Run {
         progress_->finish();
         return false;
       }
-      optimizer_->zero_grad();
-      const Tensor target = batch.target.to(model_->output_device());
-      const Tensor loss = cross_entropy(model_->forward(batch.data), target);
-      loss.backward();
-      optimizer_->step();
+      const double loss = train_step(batch, interrupt);
       ++position_.step;
       position_.batch = batch.index + 1;
-      progress_->step(loss.item<double>(), batch.target.size(0));
+      progress_->step(loss, batch.global_size);
       position_.loss_sum = progress_->loss_sum();
       position_.samples = progress_->epoch_samples();
     }
@@ -248,8 +291,11 @@ class Run {
   }
 
   int stop(const InterruptScope& interrupt) {
+    const bool interrupted = interrupt.requested() || interrupted_anywhere_;
     std::string why = interrupt.requested()
                           ? std::string("stopped by ") + interrupt.signal_name()
+                      : interrupted_anywhere_
+                          ? std::string("stopped by a signal to another process")
                           : "stopped at --max-steps " + std::to_string(config_.max_steps);
     out_ << why << " after step " << position_.step << " (epoch " << position_.epoch + 1
          << ", batch " << position_.batch << ")";
@@ -260,11 +306,14 @@ class Run {
       out_ << "; checkpoint: " << config_.checkpoint_path << " (continue with --resume "
            << config_.checkpoint_path << ")\n";
     }
-    return interrupt.requested() ? interrupt.exit_code() : 0;
+    if (!interrupted) return 0;
+    return interrupt.requested() ? interrupt.exit_code() : 128 + SIGINT;
   }
 
   void save_checkpoint() {
     if (config_.checkpoint_path.empty()) return;
+    saved_ = true;
+    if (!leader_) return;  // the replicas are equal: process 0 writes
     io::Checkpoint checkpoint;
     checkpoint.model = model_->model()->state_dict();
     checkpoint.optimizer = optimizer_->state_dict();
@@ -277,11 +326,14 @@ class Run {
     checkpoint.extra[kEpochSamples] = std::to_string(position_.samples);
     checkpoint.extra[kDevices] = model_->device_list();
     io::save_checkpoint(checkpoint, config_.checkpoint_path);
-    saved_ = true;
   }
 
   const TrainConfig& config_;
+  std::shared_ptr<distributed::ProcessGroup> group_;  // null: one process
+  bool leader_;                // prints, writes checkpoints and metrics
+  std::ostringstream silent_;  // what the other processes would print
   std::ostream& out_;
+  bool interrupted_anywhere_ = false;
   std::unique_ptr<ModelOnDevices> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   ImageSplit train_, test_;
@@ -307,8 +359,9 @@ std::map<std::string, std::string> run_settings(const TrainConfig& config) {
 
 int train(const TrainConfig& config,
           std::optional<io::Checkpoint> resume,
-          std::ostream& out) {
-  Run run(config, std::move(resume), out);
+          std::ostream& out,
+          std::shared_ptr<distributed::ProcessGroup> group) {
+  Run run(config, std::move(resume), out, std::move(group));
   return run.run();
 }
 

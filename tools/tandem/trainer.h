@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <iosfwd>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "tandem/core/device.h"
+#include "tandem/distributed/process_group.h"
 #include "tandem/io/checkpoint.h"
 
 namespace tandem::cli {
@@ -39,8 +41,16 @@ std::map<std::string, std::string> run_settings(const TrainConfig& config);
 /// Trains from scratch, or from `resume` (whose settings must equal
 /// run_settings(config)); returns the process exit code (0, or 128 + the
 /// signal when stopped by SIGINT or SIGTERM). Reports on `out`.
+///
+/// With a process group (a run under mpirun), trains with
+/// DistributedDataParallel: each process on one device, taking its part of
+/// every batch (config.batch_size is the global batch), so the run computes
+/// what one process would on the whole batches. Process 0 alone reports
+/// and writes the checkpoint and metrics; every process resumes from the
+/// checkpoint; a signal to any process stops them all after the same step.
 int train(const TrainConfig& config,
           std::optional<io::Checkpoint> resume,
-          std::ostream& out);
+          std::ostream& out,
+          std::shared_ptr<distributed::ProcessGroup> group = nullptr);
 
 }  // namespace tandem::cli

@@ -145,6 +145,12 @@ std::shared_ptr<ProcessGroup> init_process_group(const ProcessGroupOptions& opti
 /// Whether init_process_group() has run and destroy_process_group() has not.
 bool is_initialized();
 
+/// Whether an MPI launcher (mpirun/mpiexec of Open MPI or MPICH, or a
+/// PMIx launcher such as srun) started this process, from the environment
+/// it sets; initializes nothing. Lets a program choose between a
+/// distributed run and a plain one without paying for MPI in the latter.
+bool launched_by_mpi();
+
 /// Waits for the queued collectives and for every other rank to call it too
 /// (within the group's timeout), ends the communication thread and
 /// finalizes MPI: call it on every rank. MPI cannot be initialized again in

@@ -1,0 +1,20 @@
+#include "launched_group.h"
+
+#include <algorithm>
+
+#include "commands.h"
+#include "tandem/core/parallel.h"
+
+namespace tandem::cli {
+
+std::shared_ptr<distributed::ProcessGroup> launched_group() {
+  if (!distributed::launched_by_mpi()) return nullptr;
+  auto group = distributed::init_process_group();
+  if (!threads_flag_given()) {
+    const int64_t share = num_threads() / distributed::get_local_world_size();
+    set_num_threads(std::max<int64_t>(share, 1));
+  }
+  return group;
+}
+
+}  // namespace tandem::cli
