@@ -77,13 +77,13 @@ Loader::Loader(Fetchers fetchers,
   TANDEM_CHECK(options_.shard_count() >= 1,
                "Loader: shard count must be >= 1, got ",
                options_.shard_count());
-  TANDEM_CHECK(options_.shard_index() >= 0 &&
-                   options_.shard_index() < options_.shard_count(),
-               "Loader: shard index ",
-               options_.shard_index(),
-               " is outside [0, ",
-               options_.shard_count(),
-               ") (the shard count)");
+  TANDEM_CHECK(
+      options_.shard_index() >= 0 && options_.shard_index() < options_.shard_count(),
+      "Loader: shard index ",
+      options_.shard_index(),
+      " is outside [0, ",
+      options_.shard_count(),
+      ") (the shard count)");
   if (sampler_ != nullptr) {
     TANDEM_CHECK(!options_.shuffle(),
                  "Loader: shuffle must be false with a sampler of your own (the sampler "

@@ -8,6 +8,12 @@
 //
 // Models: tiny is the seed tutorial's Linear(5, 2) with MSE (batch 30);
 // mlp and cnn are `tandem train`'s models with cross-entropy (batch 256).
+//
+// Under mpirun each process runs DistributedDataParallel on one device
+// with its share of the (global) batch; the processes meet at a barrier
+// before the timed steps, process 0 reports, samples/s counts the global
+// batch and peak_rss_mib is the processes' peaks summed (--overlap off
+// reduces the gradients only after backward, to show what overlap gains).
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -19,6 +25,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "launched_group.h"
 #include "model_on_devices.h"
 #include "models.h"
 #include "tandem/tandem.h"
@@ -61,7 +68,13 @@ int run_bench(const Args& args) {
   flags.add("steps", "50", "timed steps");
   flags.add("warmup", "5", "untimed steps first");
   flags.add("seed", "0", "seeds the weights and the synthetic data");
+  flags.add(
+      "overlap", "on", "under mpirun: on (reduce gradients while backward runs) or off");
   if (!flags.parse(args)) return 0;
+  if (flags.get("overlap") != "on" && flags.get("overlap") != "off") {
+    throw UsageError("bench: --overlap must be on or off, got '" + flags.get("overlap") +
+                     "'");
+  }
   const std::string name = flags.get("model");
   const int64_t batch = flags.get("batch-size").empty() ? (name == "tiny" ? 30 : 256)
                                                         : flags.get_int("batch-size");
@@ -72,11 +85,29 @@ int run_bench(const Args& args) {
   if (warmup < 0) throw UsageError("bench: --warmup must be >= 0");
   if (flags.get_int("seed") < 0) throw UsageError("bench: --seed must be >= 0");
 
+  const auto group = launched_group();
+  if (group && batch < group->size()) {
+    throw UsageError(
+        "bench: --batch-size is the global batch; it must be at least the "
+        "number of processes");
+  }
   manual_seed(static_cast<uint64_t>(flags.get_int("seed")));
   Workload work = make_workload(name, batch);
-  ModelOnDevices model(work.model, flags.get_devices("devices"));
-  const Tensor input = work.input.to(model.devices().front());
-  const Tensor target = work.target.to(model.output_device());
+  ModelOnDevices model(
+      work.model,
+      flags.get_devices("devices"),
+      group,
+      nn::DistributedDataParallelOptions().overlap(flags.get("overlap") == "on"));
+  Tensor input = work.input, target = work.target;
+  if (group) {  // this process's rows of the global batch
+    const int64_t rank = group->rank(), size = group->size();
+    const int64_t begin = rank * (batch / size) + std::min(rank, batch % size);
+    const int64_t rows = batch / size + (rank < batch % size ? 1 : 0);
+    input = input.narrow(0, begin, rows);
+    target = target.narrow(0, begin, rows);
+  }
+  input = input.to(model.devices().front());
+  target = target.to(model.output_device());
   optim::SGD optimizer(model.model()->parameters(), optim::SGDOptions(0.01));
 
   const bool on_gpu = std::any_of(model.devices().begin(),
@@ -84,6 +115,7 @@ int run_bench(const Args& args) {
                                   [](const Device& d) { return d.is_cuda(); });
   std::vector<double> millis;
   for (int64_t step = 0; step < warmup + steps; ++step) {
+    if (group && step == warmup) group->barrier().wait();
     const auto start = std::chrono::steady_clock::now();
     optimizer.zero_grad();
     const Tensor output = model.forward(input);
@@ -113,14 +145,21 @@ int run_bench(const Args& args) {
                  static_cast<double>(cuda::memory_stats(d.index()).peak_allocated_bytes) /
                      (1 << 20));
   }
-  char json[640];
+  double peak_rss = peak_rss_mib();
+  if (group) {
+    Tensor rss = full({1}, peak_rss, kFloat64);
+    group->allreduce(rss).wait();
+    peak_rss = rss.item<double>();
+    if (group->rank() != 0) return 0;
+  }
+  char json[720];
   std::snprintf(
       json,
       sizeof json,
       "{\"model\":\"%s\",\"batch_size\":%lld,\"devices\":\"%s\",\"threads\":%lld,"
       "\"steps\":%lld,\"warmup\":%lld,\"median_ms\":%.6g,\"min_ms\":%.6g,"
       "\"max_ms\":%.6g,\"samples_per_second\":%.1f,\"peak_rss_mib\":%.1f,"
-      "\"peak_gpu_mib\":%.1f}",
+      "\"peak_gpu_mib\":%.1f,\"processes\":%d,\"overlap\":%s}",
       name.c_str(),
       static_cast<long long>(batch),
       model.device_list().c_str(),
@@ -131,8 +170,10 @@ int run_bench(const Args& args) {
       millis.front(),
       millis.back(),
       static_cast<double>(batch) / median * 1000.0,
-      peak_rss_mib(),
-      peak_gpu_mib);
+      peak_rss,
+      peak_gpu_mib,
+      group ? group->size() : 1,
+      flags.get("overlap") == "on" ? "true" : "false");
   std::cout << json << std::endl;
   return 0;
 }

@@ -26,7 +26,8 @@ std::vector<Device> devices_flag(const Flags& flags) {
 
 ModelOnDevices::ModelOnDevices(nn::Sequential model,
                                std::vector<Device> devices,
-                               std::shared_ptr<distributed::ProcessGroup> group)
+                               std::shared_ptr<distributed::ProcessGroup> group,
+                               nn::DistributedDataParallelOptions ddp_options)
     : model_(std::move(model)), devices_(std::move(devices)), group_(std::move(group)) {
   if (devices_.empty()) throw UsageError("--devices: the list is empty");
   if (group_ && devices_.size() > 1) {
@@ -53,8 +54,7 @@ ModelOnDevices::ModelOnDevices(nn::Sequential model,
   }
   model_->to(devices_.front());
   if (group_) {
-    distributed_ = nn::DistributedDataParallel(
-        model_, nn::DistributedDataParallelOptions().process_group(group_));
+    distributed_ = nn::DistributedDataParallel(model_, ddp_options.process_group(group_));
   } else if (devices_.size() > 1) {
     parallel_ = nn::DataParallel(model_, nn::DataParallelOptions().device_ids(devices_));
   }

@@ -34,9 +34,12 @@ class ModelOnDevices {
   /// Moves `model` to devices[0]. A UsageError for an empty list, mixed
   /// device types, a device listed twice or a GPU this machine lacks, and
   /// for several devices in a distributed run (one device per process).
+  /// In a distributed run (`group` given) `ddp_options` configure the
+  /// DistributedDataParallel (their process group is `group`).
   ModelOnDevices(nn::Sequential model,
                  std::vector<Device> devices,
-                 std::shared_ptr<distributed::ProcessGroup> group = nullptr);
+                 std::shared_ptr<distributed::ProcessGroup> group = nullptr,
+                 nn::DistributedDataParallelOptions ddp_options = {});
 
   /// Logits for a batch anywhere (it is moved or split as needed); they
   /// lie on output_device().

@@ -1,14 +1,15 @@
 // How a pass's index order splits into batches, for both loaders: batch b
 // holds positions [b * batch_size, (b + 1) * batch_size) of the order; the
 // last batch is shorter, or left out with drop_last. A sharded loader takes
-// part(b, index, count) of each batch: the batch's positions split as
+// split(batch(b), index, count) of each batch: the batch's positions split as
 // torch.tensor_split splits rows, so the parts of all shards, in order, are
 // the batch.
 //
 //   detail::BatchPlan plan(sampler.indices(epoch), /*batch_size=*/64,
 //                          /*drop_last=*/false);
 //   std::span<const size_t> first = plan.batch(0);
-//   std::span<const size_t> mine = plan.part(0, /*index=*/1, /*count=*/4);
+//   std::span<const size_t> mine = detail::BatchPlan::split(first, /*index=*/1,
+//                                                            /*count=*/4);
 #pragma once
 
 #include <algorithm>
@@ -40,10 +41,6 @@ class BatchPlan {
     const size_t start = b * batch_size_;
     return std::span<const size_t>(order_).subspan(
         start, std::min(batch_size_, order_.size() - start));
-  }
-  /// Part `index` of `count` of batch b (see split).
-  std::span<const size_t> part(size_t b, size_t index, size_t count) const {
-    return split(batch(b), index, count);
   }
 
   /// Part `index` of `count` of `rows`: `count` consecutive parts whose
