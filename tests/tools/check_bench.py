@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 FIELDS = {"model", "batch_size", "devices", "threads", "steps", "warmup", "median_ms",
-          "min_ms", "max_ms", "samples_per_second", "peak_rss_mib", "peak_gpu_mib"}
+          "min_ms", "max_ms", "samples_per_second", "peak_rss_mib", "peak_gpu_mib",
+          "processes", "overlap"}
 
 
 def bench(tandem, *flags):
