@@ -32,7 +32,11 @@ int run_eval(const Args& args) {
                "eval: ",
                path,
                " does not say which model it holds (was it written by tandem train?)");
-  ModelOnDevices model(make_model(model_name->second), devices);
+  nn::Sequential network = make_model(model_name->second);
+  auto dtype = checkpoint.extra.find("dtype");
+  if (dtype != checkpoint.extra.end() && dtype->second == "float64")
+    network->to(kFloat64);
+  ModelOnDevices model(network, devices);
   model.model()->load_state_dict(checkpoint.model);
   const ImageSplit test = load_split(flags.get("data"), /*train=*/false);
   const Evaluation result = evaluate(model, test, batch_size);

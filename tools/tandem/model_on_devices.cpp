@@ -28,7 +28,11 @@ ModelOnDevices::ModelOnDevices(nn::Sequential model,
                                std::vector<Device> devices,
                                std::shared_ptr<distributed::ProcessGroup> group,
                                nn::DistributedDataParallelOptions ddp_options)
-    : model_(std::move(model)), devices_(std::move(devices)), group_(std::move(group)) {
+    : model_(std::move(model)),
+      devices_(std::move(devices)),
+      dtype_(model_->parameters().empty() ? kFloat32
+                                          : model_->parameters().front().dtype()),
+      group_(std::move(group)) {
   if (devices_.empty()) throw UsageError("--devices: the list is empty");
   if (group_ && devices_.size() > 1) {
     throw UsageError("--devices: " + device_list() +
@@ -61,11 +65,12 @@ ModelOnDevices::ModelOnDevices(nn::Sequential model,
 }
 
 Tensor ModelOnDevices::forward(const Tensor& batch) {
-  if (parallel_) return parallel_->forward(batch);
+  const Tensor input = batch.to(dtype_);
+  if (parallel_) return parallel_->forward(input);
   if (distributed_ && GradMode::is_enabled()) {
-    return distributed_->forward(batch.to(devices_.front()));
+    return distributed_->forward(input.to(devices_.front()));
   }
-  return model_->forward(batch.to(devices_.front()));
+  return model_->forward(input.to(devices_.front()));
 }
 
 std::string ModelOnDevices::device_list() const {

@@ -57,6 +57,7 @@ class ModelOnDevices {
  private:
   nn::Sequential model_;
   std::vector<Device> devices_;
+  ScalarType dtype_;  // of the model's parameters; inputs are converted to it
   nn::DataParallel parallel_{nullptr};
   std::shared_ptr<distributed::ProcessGroup> group_;
   nn::DistributedDataParallel distributed_{nullptr};

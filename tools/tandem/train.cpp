@@ -28,6 +28,7 @@ void apply_resumed_settings(Flags& flags,
                             const std::string& path) {
   for (const auto& [key, unused] : run_settings(TrainConfig())) {
     auto it = checkpoint.extra.find(key);
+    if (it == checkpoint.extra.end() && key == "dtype") continue;  // older: float32
     if (it == checkpoint.extra.end()) {
       throw Error("resume: " + path + " does not record the run's " + key +
                   " (was it written by tandem train?)");
@@ -40,7 +41,8 @@ void apply_resumed_settings(Flags& flags,
 void check_same_run(const TrainConfig& config, const io::Checkpoint& checkpoint) {
   std::string differences;
   for (const auto& [key, value] : run_settings(config)) {
-    const std::string& recorded = checkpoint.extra.at(key);
+    auto it = checkpoint.extra.find(key);
+    const std::string recorded = it != checkpoint.extra.end() ? it->second : "float32";
     if (recorded == value) continue;
     differences += (differences.empty() ? "" : ", ") + ("--" + flag_of(key)) + " " +
                    value + " (the checkpoint has " + recorded + ")";
@@ -51,10 +53,17 @@ void check_same_run(const TrainConfig& config, const io::Checkpoint& checkpoint)
   }
 }
 
+ScalarType dtype_flag(const std::string& value) {
+  if (value == "float32") return kFloat32;
+  if (value == "float64") return kFloat64;
+  throw UsageError("train: --dtype must be float32 or float64, got '" + value + "'");
+}
+
 TrainConfig config_from(const Flags& flags) {
   TrainConfig config;
   config.data_dir = flags.get("data");
   config.model = flags.get("model");
+  config.dtype = dtype_flag(flags.get("dtype"));
   config.devices = devices_flag(flags);
   config.epochs = flags.get_int("epochs");
   config.batch_size = flags.get_int("batch-size");
@@ -94,6 +103,9 @@ int run_train(const Args& args) {
   add_data_flag(flags);
   flags.add("model", "mlp", std::string("the model: ") + model_names());
   add_devices_flag(flags);
+  flags.add("dtype",
+            "float32",
+            "float32, or float64 (slower; for checking results against a reference)");
   flags.add("epochs", "10", "passes over the training images");
   flags.add("batch-size",
             "256",

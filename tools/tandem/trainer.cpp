@@ -89,8 +89,9 @@ class Run {
         leader_(!group_ || group_->rank() == 0),
         out_(leader_ ? out : silent_) {
     manual_seed(config.seed);
-    model_ = std::make_unique<ModelOnDevices>(
-        make_model(config.model), config.devices, group_);
+    nn::Sequential model = make_model(config.model);
+    model->to(config.dtype);
+    model_ = std::make_unique<ModelOnDevices>(model, config.devices, group_);
     optimizer_ =
         make_optimizer(config.optimizer, model_->model()->parameters(), config.lr);
     train_ = load_split(config.data_dir, /*train=*/true);
@@ -132,7 +133,10 @@ class Run {
     const int64_t per_device =
         (config_.batch_size + static_cast<int64_t>(config_.devices.size()) - 1) /
         static_cast<int64_t>(config_.devices.size());
-    out_ << "training " << config_.model << " on " << model_->device_list()
+    out_ << "training " << config_.model
+         << (config_.dtype == kFloat32 ? ""
+                                       : " in " + std::string(dtype_name(config_.dtype)))
+         << " on " << model_->device_list()
          << (group_ ? " in each of " + std::to_string(group_->size()) + " processes" : "")
          << ": " << train_.size() << " training and " << test_.size()
          << " test images from " << config_.data_dir << "; batch " << config_.batch_size;
@@ -350,6 +354,7 @@ std::map<std::string, std::string> run_settings(const TrainConfig& config) {
   std::ostringstream lr;
   lr << std::setprecision(17) << config.lr;
   return {{"model", config.model},
+          {"dtype", std::string(dtype_name(config.dtype))},
           {"optimizer", config.optimizer},
           {"lr", lr.str()},
           {"lr_schedule", config.lr_schedule},

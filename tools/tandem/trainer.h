@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tandem/core/device.h"
+#include "tandem/core/dtype.h"
 #include "tandem/distributed/process_group.h"
 #include "tandem/io/checkpoint.h"
 
@@ -21,6 +22,7 @@ namespace tandem::cli {
 struct TrainConfig {
   std::string data_dir;
   std::string model = "mlp";
+  ScalarType dtype = kFloat32;  // of the weights and the computation
   std::vector<Device> devices;
   int64_t epochs = 10;
   int64_t batch_size = 256;  // the global batch, split across the devices
@@ -34,8 +36,8 @@ struct TrainConfig {
   std::string metrics_path;     // JSON Lines, one object per epoch
 };
 
-/// The settings a checkpoint records (model, optimizer, lr, lr schedule,
-/// batch size, seed), which a resumed run must share.
+/// The settings a checkpoint records (model, dtype, optimizer, lr, lr
+/// schedule, batch size, seed), which a resumed run must share.
 std::map<std::string, std::string> run_settings(const TrainConfig& config);
 
 /// Trains from scratch, or from `resume` (whose settings must equal
