@@ -5,6 +5,7 @@
 #include <sstream>
 #include <utility>
 
+#include "backend/dispatch.h"
 #include "tandem/autograd/engine.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
@@ -19,8 +20,9 @@ namespace tandem::distributed::detail {
 // ~~~~~~~~~~~~~~~~~~
 // The managed parameters' gradients live in a few flat tensors, the
 // buckets, each of one dtype and device; every parameter has a view into
-// its bucket at its offset. Reducing a bucket is one allreduce (AVG) of its
-// flat tensor, in place.
+// its bucket at its offset. Gradients go in divided by the world size
+// (PyTorch's order: scale, then sum), so reducing a bucket is one allreduce
+// (SUM) of its flat tensor, in place.
 //
 // Assignment: at construction the parameters are walked in registration
 // order and packed into buckets closing at 1 MiB for the first and 25 MiB
@@ -45,8 +47,8 @@ namespace tandem::distributed::detail {
 //
 // Usage flags: the last bucket has one extra element per parameter, 1 where
 // this rank's gradient for it is real and 0 where finish_backward() put
-// zeros. Reduced with the gradients (AVG, so multiplied back by the world
-// size), it tells every rank how many ranks used each parameter, so a
+// zeros (not divided). Summed with the gradients, they tell every rank how
+// many ranks used each parameter, so a
 // parameter some rank did not use is an error on every rank in the same
 // pass (without find_unused_parameters), with no extra collective; a
 // parameter no rank used keeps its .grad (find_unused_parameters). Zeros
@@ -218,9 +220,11 @@ void Reducer::mark_ready(size_t index) {
   Tensor& view = view_of(index);
   const Tensor grad = params_[index].grad();
   if (used_[index] && grad.defined()) {
-    if (grad.data_ptr() != view.data_ptr()) {
-      view.copy_(grad);
-      if (options_.gradient_as_bucket_view) params_[index].mutable_grad() = view;
+    // view = grad / world size, in one pass (in place when .grad is the view).
+    backend::kernels(view.device())
+        .unary(backend::UnaryOp::MulScalar, view, grad, Scalar(1.0 / group_->size()), {});
+    if (options_.gradient_as_bucket_view && grad.data_ptr() != view.data_ptr()) {
+      params_[index].mutable_grad() = view;
     }
   } else {
     view.zero_();
@@ -243,8 +247,7 @@ void Reducer::launch_ready_buckets() {
       const auto count = static_cast<int64_t>(params_.size());
       write_usage_flags(bucket.flat.narrow(0, bucket.flat.numel() - count, count));
     }
-    bucket.work =
-        group_->allreduce(bucket.flat, AllreduceOptions().reduce_op(ReduceOp::AVG));
+    bucket.work = group_->allreduce(bucket.flat);
     ++next_bucket_;
   }
 }
@@ -263,9 +266,8 @@ void Reducer::finish_backward() {
     for (Bucket& bucket : buckets_) bucket.work.wait();
     const Bucket& last = buckets_.back();
     const auto count = static_cast<int64_t>(params_.size());
-    const Tensor flags = last.flat.narrow(0, last.flat.numel() - count, count)
-                             .to(kFloat64)
-                             .mul(static_cast<double>(group_->size()));
+    const Tensor flags =
+        last.flat.narrow(0, last.flat.numel() - count, count).to(kFloat64);
     const double* f = flags.data_ptr<double>();
     for (size_t i = 0; i < users.size(); ++i) users[i] = std::llround(f[i]);
     // Where this rank had no gradient but another rank did, .grad takes

@@ -36,7 +36,8 @@
 // the views, zero_grad() (set_to_none) makes the next backward copy in once.
 //
 // Averaging: each rank scales its gradients by 1 / world size while they go
-// into the bucket, then the buckets are summed (PyTorch's order).
+// into the bucket (one pass: copy and scale), then the buckets are summed
+// (PyTorch's order).
 //
 // Every managed parameter must receive a gradient in every synchronized
 // backward. tandem checks at the end of that backward, on every rank at
