@@ -119,8 +119,12 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(
       options_(std::move(options)) {
   register_module("module", module_);
   dist::detail::NamedTensors params;
+  std::set<const TensorImpl*> seen;  // a shared parameter is managed once, first name
   for (const auto& item : module_->named_parameters()) {
-    if (item.value().requires_grad()) params.emplace_back(item.key(), item.value());
+    const Tensor& p = item.value();
+    if (p.requires_grad() && seen.insert(p.unsafe_impl()).second) {
+      params.emplace_back(item.key(), p);
+    }
   }
   check_arguments(params, options_);
   group_ =

@@ -160,11 +160,16 @@ std::string pytorch_text(const Model& mine, const Model& reference, int me) {
     const Entry& b = reference.entries[i];
     if (difference(a, b, me, 0).empty()) continue;
     if (a.kind != "params" || b.kind != "params") return "";
+    // As PyTorch: only the sizes text names the rank first.
     std::ostringstream out;
-    out << '[' << me << "]: params[" << a.index << "] in this process with sizes "
-        << a.sizes << " appears not to match ";
+    out << "params[" << a.index << "] in this process with sizes " << a.sizes
+        << " appears not to match ";
     const std::string head = out.str();
-    if (a.sizes != b.sizes) return head + "sizes of the same param in process 0.";
+    if (a.sizes != b.sizes) {
+      std::ostringstream rank;
+      rank << '[' << me << "]: " << head << "sizes of the same param in process 0.";
+      return rank.str();
+    }
     if (a.strides != b.strides) return head + "strides of the same param in process 0.";
     return "";
   }

@@ -1,6 +1,7 @@
 #include "distributed/reducer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <sstream>
 #include <utility>
@@ -218,8 +219,11 @@ void Reducer::on_gradient(size_t index) {
 void Reducer::mark_ready(size_t index) {
   ready_[index] = 1;
   Tensor& view = view_of(index);
+  // Every defined .grad goes in, also one this pass did not add to (it
+  // holds gradients of earlier no_sync() passes, or of earlier passes
+  // without zero_grad), as in PyTorch; no gradient counts as zeros.
   const Tensor grad = params_[index].grad();
-  if (used_[index] && grad.defined()) {
+  if (grad.defined()) {
     // view = grad / world size, in one pass (in place when .grad is the view).
     backend::kernels(view.device())
         .unary(backend::UnaryOp::MulScalar, view, grad, Scalar(1.0 / group_->size()), {});
@@ -270,28 +274,29 @@ void Reducer::finish_backward() {
         last.flat.narrow(0, last.flat.numel() - count, count).to(kFloat64);
     const double* f = flags.data_ptr<double>();
     for (size_t i = 0; i < users.size(); ++i) users[i] = std::llround(f[i]);
-    // Where this rank had no gradient but another rank did, .grad takes
-    // the average (views already hold it).
+    // The averages go back to the .grads that are not views; a parameter
+    // no rank used keeps its .grad as it was (undefined if it was).
     for (size_t i = 0; i < params_.size(); ++i) {
-      const bool local = used_[i] && params_[i].grad().defined();
-      if (users[i] == 0 && !local) continue;  // no rank used it: .grad stays
       Tensor grad = params_[i].grad();
       const Tensor& view = view_of(i);
       if (grad.defined() && grad.data_ptr() == view.data_ptr()) continue;
-      if (options_.gradient_as_bucket_view && (!grad.defined() || !local)) {
-        params_[i].mutable_grad() = view;
-      } else if (grad.defined()) {
+      if (users[i] == 0) continue;
+      if (grad.defined()) {
         grad.copy_(view);
       } else {
-        params_[i].mutable_grad() = view.clone();
+        params_[i].mutable_grad() =
+            options_.gradient_as_bucket_view ? view : view.clone();
       }
     }
     check_usage(users);
   } catch (...) {
-    reset_pass();
-    ++synchronized_backwards_;
+    end_pass();
     throw;
   }
+  end_pass();
+}
+
+void Reducer::end_pass() {
   reset_pass();
   ++synchronized_backwards_;
   if (synchronized_backwards_ == 1 && !options_.find_unused_parameters && !rebuilt_) {
@@ -304,8 +309,8 @@ void Reducer::check_usage(const std::vector<int64_t>& users) {
   const bool complete =
       std::all_of(users.begin(), users.end(), [&](int64_t n) { return n == world; });
   if (options_.find_unused_parameters) {
-    if (complete && !warned_nothing_unused_) {
-      warned_nothing_unused_ = true;
+    static std::atomic<bool> warned{false};  // once per process, as PyTorch
+    if (complete && !warned.exchange(true)) {
       warn(
           "DistributedDataParallel: find_unused_parameters(true) was given, but every "
           "parameter got a gradient on every rank in this backward pass; without it "

@@ -64,6 +64,9 @@ class Reducer {
   void install_buckets(const std::vector<std::vector<size_t>>& assignment);
   void rebuild_buckets();
   void reset_pass();
+  // reset_pass(), counting the pass (and scheduling the rebuild after the
+  // first).
+  void end_pass();
 
   // The gradient of params_[index] was accumulated (autograd thread).
   void on_gradient(size_t index);
@@ -99,7 +102,6 @@ class Reducer {
   std::vector<size_t> ready_order_;  // of the first synchronized backward
   bool rebuild_due_ = false;
   bool rebuilt_ = false;
-  bool warned_nothing_unused_ = false;
   int64_t synchronized_backwards_ = 0;
 };
 

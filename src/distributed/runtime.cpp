@@ -25,7 +25,6 @@ void prefer_ring_allreduce() {
   setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
 }
 
-
 constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;
 
 std::chrono::milliseconds resolve_timeout(const ProcessGroupOptions& options) {

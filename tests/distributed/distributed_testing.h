@@ -7,10 +7,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "tandem/core/tensor.h"
 #include "tandem/distributed/process_group.h"
 #include "tandem/ops/factory.h"
+#include "tandem/ops/shape.h"
 
 namespace tandem::distributed::testing {
 
@@ -48,6 +52,46 @@ std::string error_of(F&& f) {
     return e.what();
   }
   return "";
+}
+
+/// Rank 0's values of `t` (a broadcast of a copy: every rank must call it).
+inline Tensor root_copy(const std::shared_ptr<ProcessGroup>& pg, const Tensor& t) {
+  Tensor copy = t.detach().clone();
+  pg->broadcast(copy).wait();
+  return copy;
+}
+
+/// Rank 0's `mine` (two broadcasts, so the lengths may differ across ranks;
+/// every rank must call it).
+inline std::vector<int64_t> root_values(const std::shared_ptr<ProcessGroup>& pg,
+                                        const std::vector<int64_t>& mine) {
+  Tensor length = tandem::full({1}, static_cast<int64_t>(mine.size()), kInt64);
+  pg->broadcast(length).wait();
+  const int64_t n = length.data_ptr<int64_t>()[0];
+  Tensor values = tandem::zeros({n}, kInt64);
+  for (int64_t i = 0; i < n && i < static_cast<int64_t>(mine.size()); ++i) {
+    values.data_ptr<int64_t>()[i] = mine[static_cast<size_t>(i)];
+  }
+  pg->broadcast(values).wait();
+  return std::vector<int64_t>(values.data_ptr<int64_t>(), values.data_ptr<int64_t>() + n);
+}
+
+/// Buckets as one list: each bucket's size, then its indices.
+inline std::vector<int64_t> flatten_buckets(
+    const std::vector<std::vector<size_t>>& buckets) {
+  std::vector<int64_t> flat;
+  for (const auto& bucket : buckets) {
+    flat.push_back(static_cast<int64_t>(bucket.size()));
+    for (size_t index : bucket) flat.push_back(static_cast<int64_t>(index));
+  }
+  return flat;
+}
+
+/// Rank `rank`'s consecutive share of the rows of `t` (size(0) divisible by
+/// `size`).
+inline Tensor share(const Tensor& t, int rank, int size) {
+  const int64_t per = t.size(0) / size;
+  return tandem::narrow(t, 0, rank * per, per);
 }
 
 }  // namespace tandem::distributed::testing
