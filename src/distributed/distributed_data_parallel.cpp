@@ -164,8 +164,14 @@ void DistributedDataParallelImpl::broadcast_buffers() {
 parallel::TensorTree DistributedDataParallelImpl::forward(
     const parallel::TensorTree& input) {
   const bool grad = GradMode::is_enabled();
+  if (grad && join_mode_) join_active_forward();
   if (grad) reducer_->prepare_for_forward();
-  if (require_forward_param_sync_ && options_.broadcast_buffers()) broadcast_buffers();
+  // Inside a Join only forwards with grad mode on communicate (a joined
+  // rank shadows those alone).
+  if (require_forward_param_sync_ && options_.broadcast_buffers() &&
+      (grad || !join_mode_)) {
+    broadcast_buffers();
+  }
   parallel::TensorTree output = forward_(
       *module_,
       input_device_ ? input.map([&](const Tensor& t) { return t.to(*input_device_); })

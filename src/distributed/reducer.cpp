@@ -68,6 +68,8 @@ Reducer::Reducer(std::vector<Tensor> params,
       names_(std::move(names)),
       group_(std::move(group)),
       options_(options),
+      divisor_(group_->size()),
+      expected_users_(group_->size()),
       ready_(params_.size(), 0),
       used_(params_.size(), 0) {
   std::vector<std::vector<size_t>> assignment = compute_bucket_assignment_by_size(
@@ -226,7 +228,11 @@ void Reducer::mark_ready(size_t index) {
   if (grad.defined()) {
     // view = grad / world size, in one pass (in place when .grad is the view).
     backend::kernels(view.device())
-        .unary(backend::UnaryOp::MulScalar, view, grad, Scalar(1.0 / group_->size()), {});
+        .unary(backend::UnaryOp::MulScalar,
+               view,
+               grad,
+               Scalar(1.0 / static_cast<double>(divisor_)),
+               {});
     if (options_.gradient_as_bucket_view && grad.data_ptr() != view.data_ptr()) {
       params_[index].mutable_grad() = view;
     }
@@ -265,15 +271,8 @@ void Reducer::finish_backward() {
     mark_ready(i);
   }
   launch_ready_buckets();
-  std::vector<int64_t> users(params_.size());
   try {
-    for (Bucket& bucket : buckets_) bucket.work.wait();
-    const Bucket& last = buckets_.back();
-    const auto count = static_cast<int64_t>(params_.size());
-    const Tensor flags =
-        last.flat.narrow(0, last.flat.numel() - count, count).to(kFloat64);
-    const double* f = flags.data_ptr<double>();
-    for (size_t i = 0; i < users.size(); ++i) users[i] = std::llround(f[i]);
+    const std::vector<int64_t> users = wait_for_buckets();
     // The averages go back to the .grads that are not views; a parameter
     // no rank used keeps its .grad as it was (undefined if it was).
     for (size_t i = 0; i < params_.size(); ++i) {
@@ -288,12 +287,51 @@ void Reducer::finish_backward() {
             options_.gradient_as_bucket_view ? view : view.clone();
       }
     }
-    check_usage(users);
+    check_usage(users, /*shadowing=*/false);
   } catch (...) {
     end_pass();
     throw;
   }
   end_pass();
+}
+
+void Reducer::shadow_backward() {
+  NoGradGuard no_grad;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (synchronized_backwards_ == 0 && ready_order_.empty()) {
+    for (size_t i = params_.size(); i-- > 0;) ready_order_.push_back(i);
+  }
+  for (Bucket& bucket : buckets_) {
+    bucket.flat.zero_();  // gradients and usage flags: nothing from this rank
+    bucket.pending = 0;
+  }
+  try {
+    for (Bucket& bucket : buckets_) bucket.work = group_->allreduce(bucket.flat);
+    next_bucket_ = buckets_.size();
+    check_usage(wait_for_buckets(), /*shadowing=*/true);
+  } catch (...) {
+    end_pass();
+    throw;
+  }
+  end_pass();
+}
+
+std::vector<int64_t> Reducer::wait_for_buckets() {
+  for (Bucket& bucket : buckets_) bucket.work.wait();
+  const Bucket& last = buckets_.back();
+  const auto count = static_cast<int64_t>(params_.size());
+  const Tensor flags =
+      last.flat.narrow(0, last.flat.numel() - count, count).to(kFloat64).cpu();
+  const double* f = flags.data_ptr<double>();
+  std::vector<int64_t> users(params_.size());
+  for (size_t i = 0; i < users.size(); ++i) users[i] = std::llround(f[i]);
+  return users;
+}
+
+void Reducer::set_divisors(int64_t divisor, int64_t expected_users) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  divisor_ = divisor;
+  expected_users_ = expected_users;
 }
 
 void Reducer::end_pass() {
@@ -304,10 +342,10 @@ void Reducer::end_pass() {
   }
 }
 
-void Reducer::check_usage(const std::vector<int64_t>& users) {
+void Reducer::check_usage(const std::vector<int64_t>& users, bool shadowing) {
   const int64_t world = group_->size();
-  const bool complete =
-      std::all_of(users.begin(), users.end(), [&](int64_t n) { return n == world; });
+  const bool complete = std::all_of(
+      users.begin(), users.end(), [&](int64_t n) { return n == expected_users_; });
   if (options_.find_unused_parameters) {
     static std::atomic<bool> warned{false};  // once per process, as PyTorch
     if (complete && !warned.exchange(true)) {
@@ -323,7 +361,9 @@ void Reducer::check_usage(const std::vector<int64_t>& users) {
   const auto count = static_cast<int64_t>(params_.size());
   Tensor mine = empty({count}, kFloat32);
   for (int64_t i = 0; i < count; ++i) {
-    mine.data_ptr<float>()[i] = used_[static_cast<size_t>(i)] ? 1.0f : 0.0f;
+    // A rank shadowing for Join counts as having every gradient: it is
+    // not the one to name.
+    mine.data_ptr<float>()[i] = shadowing || used_[static_cast<size_t>(i)] ? 1.0f : 0.0f;
   }
   // used_ was reset by nobody yet: finish_backward resets after this.
   Tensor all = empty({world * count}, kFloat32);

@@ -48,6 +48,15 @@ class Reducer {
 
   nn::DistributedDataParallelStats stats() const;
 
+  // ---- Join (uneven inputs) ----
+  /// Gradients go into the buckets divided by `divisor`, and a parameter is
+  /// fully used when `expected_users` ranks used it (both the world size
+  /// outside Join; the active ranks' count inside it).
+  void set_divisors(int64_t divisor, int64_t expected_users);
+  /// A joined rank's part of the active ranks' synchronized backward: every
+  /// bucket reduced with zeros, in order, the usage check taken alike.
+  void shadow_backward();
+
  private:
   struct Bucket {
     std::vector<size_t> params;  // indices into params_
@@ -80,7 +89,10 @@ class Reducer {
   void finish_backward();
   // Reads the summed usage flags; throws UnusedParameterError when some
   // parameter got no gradient on some rank (and that is not allowed).
-  void check_usage(const std::vector<int64_t>& users);
+  void check_usage(const std::vector<int64_t>& users, bool shadowing);
+  // Waits for every launched bucket; returns how many ranks used each
+  // parameter (the summed usage flags).
+  std::vector<int64_t> wait_for_buckets();
   Tensor& view_of(size_t index);
 
   std::vector<Tensor> params_;
@@ -88,6 +100,8 @@ class Reducer {
   std::vector<size_t> hook_ids_;
   std::shared_ptr<ProcessGroup> group_;
   ReducerOptions options_;
+  int64_t divisor_;
+  int64_t expected_users_;
 
   mutable std::mutex mutex_;
   std::vector<Bucket> buckets_;

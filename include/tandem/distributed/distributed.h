@@ -8,6 +8,7 @@
 // - errors.h: DistributedError, CollectiveTimeoutError, PeerFailureError,
 //   ModelMismatchError, UnusedParameterError
 // - distributed_data_parallel.h: nn::DistributedDataParallel (DDP)
+// - join.h: nn::Join, DDP with uneven inputs
 // - bucket_assignment.h: how DDP groups gradients into buckets
 //
 //   namespace dist = tandem::distributed;
@@ -18,6 +19,7 @@
 #include "tandem/distributed/bucket_assignment.h"
 #include "tandem/distributed/distributed_data_parallel.h"
 #include "tandem/distributed/errors.h"
+#include "tandem/distributed/join.h"
 #include "tandem/distributed/options.h"
 #include "tandem/distributed/process_group.h"
 #include "tandem/distributed/work.h"

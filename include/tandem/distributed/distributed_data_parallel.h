@@ -50,9 +50,11 @@
 // State dicts: the wrapped module is the child "module", so keys read
 // "module.<name>"; save ddp->module()->state_dict() for a bare model.
 //
-// Not here yet: communication hooks, static_graph, Join (uneven inputs),
-// SyncBatchNorm, CUDA tensors (the MPI group reduces CPU tensors; NCCL
-// comes with the CUDA backend).
+// Ranks with different numbers of batches: see nn::Join (join.h).
+//
+// Not here yet: communication hooks, static_graph, SyncBatchNorm, CUDA
+// tensors (the MPI group reduces CPU tensors; NCCL comes with the CUDA
+// backend).
 #pragma once
 
 #include <cstdint>
@@ -158,6 +160,7 @@ struct DistributedDataParallelStats {
 };
 
 class DistributedDataParallelImpl;
+class Join;
 
 /// While alive, forwards of `ddp` are not synchronized: their backward
 /// passes only accumulate local gradients, and the first synchronized
@@ -210,10 +213,20 @@ class DistributedDataParallelImpl : public Module {
 
  private:
   friend class NoSyncGuard;
+  friend class Join;
+  struct JoinMode {
+    bool divide_by_initial_world_size = true;
+    bool throw_on_early_termination = false;
+  };
   DistributedDataParallelImpl(std::shared_ptr<Module> module,
                               parallel::detail::Forward forward,
                               DistributedDataParallelOptions options);
   void broadcast_buffers();
+  // Join (join.cpp): the active ranks' part of each forward with grad mode
+  // on, and a joined rank's shadow of one such forward and its backward;
+  // true while some rank is still active.
+  void join_active_forward();
+  bool join_shadow_iteration();
 
   std::shared_ptr<Module> module_;
   parallel::detail::Forward forward_;
@@ -225,6 +238,7 @@ class DistributedDataParallelImpl : public Module {
   // Whether the last forward armed the reducer; the next forward
   // broadcasts buffers only then (as PyTorch's require_forward_param_sync).
   bool require_forward_param_sync_ = true;
+  std::optional<JoinMode> join_mode_;  // inside a Join
 };
 
 TANDEM_MODULE(DistributedDataParallel);
