@@ -9,6 +9,8 @@
 #include "distributed/reducer.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
+#include "tandem/distributed/errors.h"
+#include "tandem/ops/factory.h"
 
 namespace tandem::nn {
 namespace {
@@ -79,6 +81,9 @@ void check_arguments(const dist::detail::NamedTensors& params,
                  p.dtype(),
                  "; gradients are reduced in float32 or float64 only");
   }
+  TANDEM_CHECK(options.check_replicas_every() >= 0,
+               "DistributedDataParallel: check_replicas_every must be >= 0, got ",
+               options.check_replicas_every());
   if (options.bucket_cap_mb()) {
     const double cap = *options.bucket_cap_mb();
     TANDEM_CHECK(std::isfinite(cap) && cap > 0,
@@ -166,6 +171,7 @@ parallel::TensorTree DistributedDataParallelImpl::forward(
   const bool grad = GradMode::is_enabled();
   if (grad && join_mode_) join_active_forward();
   if (grad) reducer_->prepare_for_forward();
+  if (grad && options_.check_replicas_every() > 0) check_replicas();
   // Inside a Join only forwards with grad mode on communicate (a joined
   // rank shadows those alone).
   if (require_forward_param_sync_ && options_.broadcast_buffers() &&
@@ -188,6 +194,37 @@ Tensor DistributedDataParallelImpl::forward(const Tensor& input) {
                out.size(),
                " items; pass the input as a TensorTree to get it");
   return out.tensor();
+}
+
+void DistributedDataParallelImpl::check_replicas() {
+  const int64_t passes = reducer_->stats().synchronized_backwards;
+  if (passes == replicas_checked_at_ || passes % options_.check_replicas_every() != 0)
+    return;
+  replicas_checked_at_ = passes;
+  // FNV-1a over the parameters' bytes, in registration order.
+  uint64_t hash = 14695981039346656037ull;
+  for (const Tensor& p : module_->parameters()) {
+    const Tensor bytes = p.detach().contiguous().cpu();
+    const auto* b = static_cast<const unsigned char*>(bytes.data_ptr());
+    for (size_t i = 0; i < bytes.nbytes(); ++i) hash = (hash ^ b[i]) * 1099511628211ull;
+  }
+  const int world = group_->size();
+  Tensor all = empty({world}, kInt64);
+  group_->allgather_into_tensor(all, full({1}, static_cast<int64_t>(hash), kInt64))
+      .wait();
+  const int64_t* h = all.data_ptr<int64_t>();
+  std::string differing;
+  for (int r = 1; r < world; ++r) {
+    if (h[r] != h[0]) differing += (differing.empty() ? "" : ", ") + std::to_string(r);
+  }
+  if (differing.empty()) return;
+  throw dist::ReplicaMismatchError(
+      "DistributedDataParallel: after " + std::to_string(passes) +
+      " synchronized backward passes the parameters of rank(s) " + differing +
+      " differ from rank 0's (checked every " +
+      std::to_string(options_.check_replicas_every()) +
+      " passes): the ranks' optimizer steps or parameter updates are not the same "
+      "(a rank-dependent learning rate, random number, or a change outside training)");
 }
 
 DistributedDataParallelStats DistributedDataParallelImpl::stats() const {

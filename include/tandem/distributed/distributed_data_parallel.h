@@ -124,9 +124,20 @@ class DistributedDataParallelOptions {
     return *this;
   }
 
+  /// Every `n` synchronized backward passes (0: never, the default), the
+  /// next training forward checks that the replicas' parameters are still
+  /// bitwise equal (one allgather of a 64-bit checksum): a difference, say
+  /// from an optimizer step that depends on the rank, raises
+  /// ReplicaMismatchError on every rank, naming the ranks and the pass.
+  DistributedDataParallelOptions& check_replicas_every(int64_t n) {
+    check_replicas_every_ = n;
+    return *this;
+  }
+
   const std::shared_ptr<distributed::ProcessGroup>& process_group() const {
     return process_group_;
   }
+  int64_t check_replicas_every() const { return check_replicas_every_; }
   const std::optional<std::vector<Device>>& device_ids() const { return device_ids_; }
   bool broadcast_buffers() const { return broadcast_buffers_; }
   const std::optional<double>& bucket_cap_mb() const { return bucket_cap_mb_; }
@@ -142,6 +153,7 @@ class DistributedDataParallelOptions {
   bool find_unused_parameters_ = false;
   bool gradient_as_bucket_view_ = true;
   bool overlap_ = true;
+  int64_t check_replicas_every_ = 0;
 };
 
 /// What DistributedDataParallel did so far (PyTorch's logging data).
@@ -222,6 +234,9 @@ class DistributedDataParallelImpl : public Module {
                               parallel::detail::Forward forward,
                               DistributedDataParallelOptions options);
   void broadcast_buffers();
+  // check_replicas_every: raises ReplicaMismatchError when due and the
+  // replicas differ.
+  void check_replicas();
   // Join (join.cpp): the active ranks' part of each forward with grad mode
   // on, and a joined rank's shadow of one such forward and its backward;
   // true while some rank is still active.
@@ -239,6 +254,7 @@ class DistributedDataParallelImpl : public Module {
   // broadcasts buffers only then (as PyTorch's require_forward_param_sync).
   bool require_forward_param_sync_ = true;
   std::optional<JoinMode> join_mode_;  // inside a Join
+  int64_t replicas_checked_at_ = 0;    // synchronized backwards at the last check
 };
 
 TANDEM_MODULE(DistributedDataParallel);

@@ -53,4 +53,11 @@ class UnusedParameterError : public DistributedError {
   using DistributedError::DistributedError;
 };
 
+/// DistributedDataParallel's replica check (check_replicas_every) found
+/// parameters that differ between ranks.
+class ReplicaMismatchError : public DistributedError {
+ public:
+  using DistributedError::DistributedError;
+};
+
 }  // namespace tandem::distributed
