@@ -87,6 +87,7 @@ int start_collective(CollectiveOp& op, const GroupState& group) {
 }
 
 void finish_collective(CollectiveOp& op, const GroupState& group) {
+  if (op.nccl) return;
   if (op.reduce_op == ReduceOp::AVG && (op.kind == CollectiveKind::kAllreduce ||
                                         op.kind == CollectiveKind::kReduceScatter)) {
     if (op.dtype == kFloat32) {

@@ -21,6 +21,9 @@ namespace {
 // advance only inside MPI calls, and sleeping between polls made a 16 MiB
 // allreduce several times slower.
 constexpr std::chrono::microseconds kIdleWait{2000};
+// With only GPU collectives in flight there is nothing to progress: the GPU
+// runs them. The thread checks their events this often.
+constexpr std::chrono::microseconds kGpuPoll{100};
 // See start_exit_barrier().
 constexpr std::chrono::milliseconds kExitMargin{1000};
 
@@ -59,14 +62,13 @@ constexpr std::chrono::milliseconds kExitMargin{1000};
 // collective: leaving is a collective too.
 
 CommLoop::CommLoop(Runtime& runtime, std::shared_ptr<GroupState> group)
-    : runtime_(runtime), group_(std::move(group)), health_(*group_) {}
+    : runtime_(runtime), group_(std::move(group)), health_(*group_), nccl_(*group_) {}
 
 bool CommLoop::run() {
   health_.open();
   Requests requests;
   for (;;) {
-    const bool busy = !active_.empty() || timing_out_ != nullptr;
-    runtime_.take_requests(requests, busy ? std::chrono::microseconds(0) : kIdleWait);
+    runtime_.take_requests(requests, idle_wait());
     if (requests.abort) {
       std::fflush(nullptr);
       MPI_Abort(MPI_COMM_WORLD, requests.abort_code);
@@ -79,6 +81,8 @@ bool CommLoop::run() {
     }
     const bool progressed = poll();
     check_deadlines();
+    // Frees a GPU stuck in a collective (see Note [NCCL collectives]).
+    if (group_->failed()) nccl_.abort();
     if (requests.stop && !group_->failed() && active_.empty() && !exiting_) {
       start_exit_barrier();
       continue;
@@ -87,11 +91,23 @@ bool CommLoop::run() {
     if (!progressed && !active_.empty()) std::this_thread::yield();
   }
   if (group_->failed()) {
-    // MPI may still write into these tensors: keep them alive for good.
+    // MPI or a GPU may still write into these tensors: keep them alive for
+    // good.
     for (auto& op : active_) static_cast<void>(op.release());
     return false;
   }
+  nccl_.destroy();
   return health_.close(std::chrono::milliseconds(1000));
+}
+
+std::chrono::microseconds CommLoop::idle_wait() const {
+  if (timing_out_ != nullptr) return std::chrono::microseconds(0);
+  bool on_gpu = false;
+  for (const auto& op : active_) {
+    if (op->request != MPI_REQUEST_NULL) return std::chrono::microseconds(0);
+    on_gpu = on_gpu || op->stage == OpStage::kGpu;
+  }
+  return on_gpu ? kGpuPoll : kIdleWait;
 }
 
 void CommLoop::start(std::unique_ptr<CollectiveOp> op) {
@@ -104,10 +120,16 @@ void CommLoop::start(std::unique_ptr<CollectiveOp> op) {
         detail::str(op->work->description, ": the process group is shutting down"))));
     return;
   }
-  const int rc = start_collective(*op, *group_);
   group_->started.store(op->work->seq);
+  if (op->nccl) {
+    CollectiveOp& gpu_op = *op;
+    active_.push_back(std::move(op));
+    start_on_gpu(gpu_op);
+    return;
+  }
+  const int rc = start_collective(*op, *group_);
   if (rc != MPI_SUCCESS) {
-    fail_group(FailureKind::kMpi,
+    fail_group(FailureKind::kBackend,
                detail::str(op->work->description,
                            " failed on ",
                            group_->where(),
@@ -118,6 +140,53 @@ void CommLoop::start(std::unique_ptr<CollectiveOp> op) {
     return;
   }
   active_.push_back(std::move(op));
+}
+
+void CommLoop::start_on_gpu(CollectiveOp& op) {
+  const int device = op.recv.device().index();
+  switch (nccl_.state(device)) {
+    case NcclComms::State::kReady:
+      launch(op);
+      return;
+    case NcclComms::State::kStarting:
+      op.stage = OpStage::kHeld;
+      return;
+    case NcclComms::State::kNone:
+      op.stage = OpStage::kCommunicator;
+      if (std::string error = nccl_.begin(device, &op.request); !error.empty()) {
+        complete(op, error);
+      }
+      return;
+  }
+}
+
+void CommLoop::communicator_ready(CollectiveOp& op) {
+  const int device = op.recv.device().index();
+  if (std::string error = nccl_.create(device); !error.empty()) {
+    complete(op, error);
+    return;
+  }
+  // In the order they were called: NCCL needs the same order on every rank.
+  for (auto& other : active_) {
+    const bool waiting = other.get() == &op || other->stage == OpStage::kHeld;
+    if (!waiting || other->recv.device().index() != device) continue;
+    launch(*other);
+    if (group_->failed()) return;
+  }
+}
+
+void CommLoop::launch(CollectiveOp& op) {
+  op.stage = OpStage::kGpu;
+  const std::string error = nccl_.launch(op);
+  if (error.empty()) return;
+  // The GPU may still use the op's tensors: held, it is neither polled nor
+  // dropped, and run() keeps it alive for good.
+  op.stage = OpStage::kHeld;
+  fail_group(
+      FailureKind::kBackend,
+      detail::str(op.work->description, " failed on ", group_->where(), ": ", error),
+      &op,
+      /*notify=*/true);
 }
 
 // Sequence number 0: it is not one of the application's collectives.
@@ -140,7 +209,7 @@ void CommLoop::start_exit_barrier() {
   const int rc = MPI_Ibarrier(group_->health, &op->request);
   if (rc != MPI_SUCCESS) {
     fail_group(
-        FailureKind::kMpi,
+        FailureKind::kBackend,
         detail::str("exit on ", group_->where(), " failed: ", mpi_error_string(rc)),
         op.get(),
         /*notify=*/true);
@@ -161,7 +230,15 @@ bool CommLoop::poll() {
     progressed = true;
   }
   if (active_.empty()) return progressed;
+  progressed = poll_mpi() || progressed;
+  progressed = poll_gpu() || progressed;
+  std::erase_if(active_, [](const std::unique_ptr<CollectiveOp>& op) {
+    return op->stage == OpStage::kDone;
+  });
+  return progressed;
+}
 
+bool CommLoop::poll_mpi() {
   const int n = static_cast<int>(active_.size());
   requests_.resize(active_.size());
   indices_.resize(active_.size());
@@ -172,40 +249,68 @@ bool CommLoop::poll() {
       MPI_Testsome(n, requests_.data(), &count, indices_.data(), statuses_.data());
   if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
     fail_group(
-        FailureKind::kMpi,
+        FailureKind::kBackend,
         detail::str(
             "MPI_Testsome failed on ", group_->where(), ": ", mpi_error_string(rc)),
         nullptr,
         /*notify=*/true);
     return true;
   }
-  if (count == MPI_UNDEFINED || count == 0) return progressed;
+  if (count == MPI_UNDEFINED || count == 0) return false;
   for (int k = 0; k < count; ++k) {
     const auto i = static_cast<size_t>(indices_[static_cast<size_t>(k)]);
-    active_[i]->request = requests_[i];
+    CollectiveOp& op = *active_[i];
+    op.request = requests_[i];
     const int error = rc == MPI_ERR_IN_STATUS
                           ? statuses_[static_cast<size_t>(k)].MPI_ERROR
                           : MPI_SUCCESS;
-    complete(*active_[i], error);
+    if (error != MPI_SUCCESS) {
+      complete(op, mpi_error_string(error));
+    } else if (op.stage == OpStage::kCommunicator && !group_->failed()) {
+      communicator_ready(op);
+    } else {
+      complete(op, "");
+    }
   }
-  std::erase_if(active_, [](const std::unique_ptr<CollectiveOp>& op) {
-    return op->request == MPI_REQUEST_NULL;
-  });
   return true;
 }
 
-void CommLoop::complete(CollectiveOp& op, int mpi_error) {
+bool CommLoop::poll_gpu() {
+  bool progressed = false;
+  CollectiveOp* oldest = nullptr;  // still running
+  for (auto& op : active_) {
+    if (op->stage != OpStage::kGpu) continue;
+    const NcclComms::Poll status = nccl_.poll(*op);
+    if (status.done) {
+      complete(*op, status.error);
+      progressed = true;
+    } else if (oldest == nullptr) {
+      oldest = op.get();
+    }
+  }
+  if (group_->failed()) return progressed;
+  const std::string error = nccl_.async_error();
+  if (error.empty()) return progressed;
+  fail_group(
+      FailureKind::kBackend,
+      oldest != nullptr
+          ? detail::str(
+                oldest->work->description, " failed on ", group_->where(), ": ", error)
+          : detail::str("NCCL failed on ", group_->where(), ": ", error),
+      oldest,
+      /*notify=*/true);
+  return true;
+}
+
+void CommLoop::complete(CollectiveOp& op, const std::string& error) {
+  op.stage = OpStage::kDone;
   if (&op == timing_out_) timing_out_ = nullptr;  // it made it after all
-  if (mpi_error != MPI_SUCCESS) {
-    op.request = MPI_REQUEST_NULL;
-    fail_group(FailureKind::kMpi,
-               detail::str(op.work->description,
-                           " failed on ",
-                           group_->where(),
-                           ": ",
-                           mpi_error_string(mpi_error)),
-               &op,
-               /*notify=*/true);
+  if (!error.empty()) {
+    fail_group(
+        FailureKind::kBackend,
+        detail::str(op.work->description, " failed on ", group_->where(), ": ", error),
+        &op,
+        /*notify=*/true);
     return;
   }
   uint64_t done = group_->completed.load();
@@ -217,7 +322,7 @@ void CommLoop::complete(CollectiveOp& op, int mpi_error) {
     finish_collective(op, *group_);
   } catch (const std::exception& e) {
     fail_group(
-        FailureKind::kMpi,
+        FailureKind::kBackend,
         detail::str(op.work->description, " failed on ", group_->where(), ": ", e.what()),
         &op,
         /*notify=*/true);
@@ -300,9 +405,10 @@ std::string CommLoop::timeout_message(const CollectiveOp& op) const {
   if (group_->size == 1) return message;
   if (missing.empty() && exit) return message;
   if (missing.empty()) {
-    return message +
-           ": every rank has started it, but MPI has not completed it (do the ranks call "
-           "collectives in different orders, or with different sizes?)";
+    return message + ": every rank has started it, but " +
+           (op.stage == OpStage::kGpu ? "NCCL" : "MPI") +
+           " has not completed it (do the ranks call collectives in different orders, or "
+           "with different sizes?)";
   }
   message += ": ";
   for (size_t i = 0; i < missing.size(); ++i) message += (i > 0 ? "; " : "") + missing[i];

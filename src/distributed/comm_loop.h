@@ -1,15 +1,18 @@
-// The communication thread's loop: starts queued collectives in order,
-// polls them (which is what makes Open MPI's non-blocking collectives
-// progress), enforces their deadlines, and serves the health channel.
-// Private to src/distributed/.
+// The communication thread's loop: starts queued collectives in order
+// (MPI's on CPU tensors, NCCL's on CUDA tensors), polls them (which is what
+// makes Open MPI's non-blocking collectives progress), enforces their
+// deadlines, and serves the health channel. Private to src/distributed/.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <mpi.h>
 
 #include "distributed/health_channel.h"
+#include "distributed/nccl_backend.h"
 #include "distributed/state.h"
 
 namespace tandem::distributed::detail {
@@ -27,9 +30,22 @@ class CommLoop {
 
  private:
   void start(std::unique_ptr<CollectiveOp> op);
+  /// start() of a CUDA collective (already in active_): launches it, holds
+  /// it while its GPU's communicator is being made, or starts making it.
+  void start_on_gpu(CollectiveOp& op);
+  /// `op`'s request made its GPU's communicator's id known: makes the
+  /// communicator and launches the collectives that waited for it.
+  void communicator_ready(CollectiveOp& op);
+  /// Queues a CUDA collective on its GPU, or fails the group.
+  void launch(CollectiveOp& op);
   void start_exit_barrier();
+  /// How long the loop may wait for new requests.
+  std::chrono::microseconds idle_wait() const;
   bool poll();
-  void complete(CollectiveOp& op, int mpi_error);
+  bool poll_mpi();
+  bool poll_gpu();
+  /// Finishes `op` with `error` ("": success).
+  void complete(CollectiveOp& op, const std::string& error);
   void check_deadlines();
   std::string timeout_message(const CollectiveOp& op) const;
   /// Poisons the group with `message` (if it is the first failure), fails
@@ -44,7 +60,9 @@ class CommLoop {
   Runtime& runtime_;
   std::shared_ptr<GroupState> group_;
   HealthChannel health_;
-  /// Started and not yet finished by MPI (even if their Work has failed).
+  NcclComms nccl_;
+  /// Started and not yet finished by MPI or the GPU (even if their Work has
+  /// failed), in the order they were started.
   std::vector<std::unique_ptr<CollectiveOp>> active_;
   /// The collective that missed its deadline while the status query runs.
   CollectiveOp* timing_out_ = nullptr;

@@ -6,6 +6,7 @@
 
 #include "distributed/broadcast_coalesced.h"
 #include "distributed/model_check.h"
+#include "distributed/nccl_backend.h"
 #include "distributed/reducer.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
@@ -66,12 +67,22 @@ void check_arguments(const dist::detail::NamedTensors& params,
         ".");
   }
   if (type == kCUDA) {
-    throw NotImplementedError(
-        "DistributedDataParallel: the module's parameters are on " +
-        tensors.front().device().str() +
-        ", but tandem's process group reduces CPU tensors over MPI; NCCL for CUDA "
-        "tensors is not built yet. Train on CPU devices, or use nn::DataParallel over "
-        "the GPUs of one machine");
+    for (const Tensor& p : tensors) {
+      TANDEM_CHECK(p.device() == tensors.front().device(),
+                   "DistributedDataParallel: the module's parameters are on ",
+                   tensors.front().device(),
+                   " and ",
+                   p.device(),
+                   "; each process trains a module on one GPU");
+    }
+    if (!dist::detail::nccl_built()) {
+      throw NotImplementedError(
+          "DistributedDataParallel: the module's parameters are on " +
+          tensors.front().device().str() +
+          ", but this build of tandem has no NCCL, which gradient reduction on GPUs "
+          "needs (configure with -DTANDEM_CUDA=ON where NCCL is installed); train on "
+          "CPU devices, or use nn::DataParallel over the GPUs of one machine");
+    }
   }
   for (const auto& [name, p] : params) {
     TANDEM_CHECK(p.dtype() == kFloat32 || p.dtype() == kFloat64,

@@ -1,6 +1,8 @@
 // ProcessGroup's public calls: check the arguments on the calling thread
 // (nothing is queued, and no sequence number taken, for a rejected call),
-// describe the collective, and queue it for the communication thread.
+// describe the collective, and queue it for the communication thread. On a
+// GPU the call also queues its own preparation (packing, a buffer) on the
+// GPU's stream and marks where the collective starts (nccl_backend.h).
 #include "tandem/distributed/process_group.h"
 
 #include <climits>
@@ -9,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "backend/cuda_backend.h"
+#include "distributed/nccl_backend.h"
 #include "distributed/runtime.h"
 #include "distributed/state.h"
 #include "tandem/core/error.h"
@@ -22,12 +26,14 @@ using detail::CollectiveOp;
 
 void check_tensor(std::string_view op, std::string_view what, const Tensor& t) {
   TANDEM_CHECK(t.defined(), op, ": ", what, " is an undefined tensor");
-  TANDEM_CHECK(t.is_cpu(),
+  TANDEM_CHECK(t.is_cpu() || detail::nccl_built(),
                op,
-               ": the MPI process group takes CPU tensors, got ",
+               ": ",
                what,
-               " on ",
-               t.device());
+               " is on ",
+               t.device(),
+               ", but this build of tandem has no NCCL, which collectives on CUDA "
+               "tensors need (configure with -DTANDEM_CUDA=ON where NCCL is installed)");
   TANDEM_CHECK(t.dtype() == kFloat32 || t.dtype() == kFloat64 || t.dtype() == kInt64,
                op,
                ": expected ",
@@ -49,9 +55,28 @@ void check_tensor(std::string_view op, std::string_view what, const Tensor& t) {
                what,
                " has ",
                t.numel(),
-               " elements; MPI counts stop at ",
+               " elements; counts (an int, for MPI) stop at ",
                INT_MAX,
                " (split it)");
+}
+
+// A collective runs on the CPU (MPI) or on one GPU (NCCL).
+void check_device(std::string_view op,
+                  std::string_view what,
+                  const Tensor& t,
+                  std::string_view reference_name,
+                  const Tensor& reference) {
+  TANDEM_CHECK(t.device() == reference.device() || (t.is_cpu() && reference.is_cpu()),
+               op,
+               ": ",
+               what,
+               " is on ",
+               t.device(),
+               " but ",
+               reference_name,
+               " is on ",
+               reference.device(),
+               "; a collective takes CPU tensors (MPI) or tensors on one GPU (NCCL)");
 }
 
 void check_reduce_op(std::string_view op, ReduceOp reduce_op, const Tensor& t) {
@@ -90,16 +115,42 @@ bool overlap(const Tensor& a, const Tensor& b) {
   return pa < pb + b.nbytes() && pb < pa + a.nbytes();
 }
 
-std::string elements(int64_t n, ScalarType dtype, std::string_view suffix = "") {
-  return detail::str(n, " ", dtype, n == 1 ? " element" : " elements", suffix);
+// "12 float32 elements per rank", plus " on cuda:0" for a GPU.
+std::string elements(const Tensor& t, int64_t n, std::string_view suffix = "") {
+  return detail::str(n,
+                     " ",
+                     t.dtype(),
+                     n == 1 ? " element" : " elements",
+                     suffix,
+                     t.is_cuda() ? detail::str(" on ", t.device()) : std::string());
 }
 
+// On a GPU, the copies are queued on its stream, before the collective.
 void copy_into(const Tensor& flat, int64_t block, const std::vector<Tensor>& parts) {
   const size_t bytes = static_cast<size_t>(block) * flat.element_size();
   auto* out = static_cast<char*>(flat.data_ptr());
   for (size_t r = 0; r < parts.size(); ++r) {
-    if (bytes > 0) std::memcpy(out + r * bytes, parts[r].data_ptr(), bytes);
+    if (bytes == 0) continue;
+    if (flat.is_cuda()) {
+      backend::cuda_copy_bytes(
+          out + r * bytes, flat.device(), parts[r].data_ptr(), parts[r].device(), bytes);
+    } else {
+      std::memcpy(out + r * bytes, parts[r].data_ptr(), bytes);
+    }
   }
+}
+
+// Queues `op`, after marking where on its GPU (if any) it starts.
+Work enqueue(const std::shared_ptr<detail::GroupState>& group,
+             std::unique_ptr<CollectiveOp> op,
+             std::string_view name,
+             std::string_view summary,
+             std::optional<std::chrono::milliseconds> timeout) {
+  if (op->recv.defined() && op->recv.is_cuda()) {
+    op->nccl = detail::nccl_prepare(op->recv.device());
+  }
+  return detail::Runtime::instance().enqueue(
+      group, std::move(op), name, summary, timeout);
 }
 
 }  // namespace
@@ -133,12 +184,11 @@ Work ProcessGroup::allreduce(const Tensor& tensor, const AllreduceOptions& optio
   op->count = static_cast<int>(tensor.numel());
   op->recv = tensor;
   tensor.bump_version();
-  return detail::Runtime::instance().enqueue(
+  return enqueue(
       state_,
       std::move(op),
       "allreduce",
-      detail::str(
-          " (", options.reduce_op(), ", ", elements(tensor.numel(), tensor.dtype()), ")"),
+      detail::str(" (", options.reduce_op(), ", ", elements(tensor, tensor.numel()), ")"),
       options.timeout());
 }
 
@@ -156,15 +206,12 @@ Work ProcessGroup::broadcast(const Tensor& tensor, const BroadcastOptions& optio
   op->count = static_cast<int>(tensor.numel());
   op->recv = tensor;
   tensor.bump_version();
-  return detail::Runtime::instance().enqueue(
+  return enqueue(
       state_,
       std::move(op),
       "broadcast",
-      detail::str(" (root ",
-                  options.root_rank(),
-                  ", ",
-                  elements(tensor.numel(), tensor.dtype()),
-                  ")"),
+      detail::str(
+          " (root ", options.root_rank(), ", ", elements(tensor, tensor.numel()), ")"),
       options.timeout());
 }
 
@@ -180,6 +227,7 @@ Work ProcessGroup::allgather(const std::vector<Tensor>& outputs,
   for (size_t r = 0; r < outputs.size(); ++r) {
     const std::string name = detail::str("outputs[", r, "]");
     check_tensor("allgather", name, outputs[r]);
+    check_device("allgather", name, outputs[r], "input", input);
     check_same("allgather", name, outputs[r], "input", input);
   }
   TANDEM_CHECK(input.numel() * size() <= INT_MAX,
@@ -187,23 +235,22 @@ Work ProcessGroup::allgather(const std::vector<Tensor>& outputs,
                size(),
                " x ",
                input.numel(),
-               " elements exceed MPI's count limit ",
+               " elements exceed the count limit (an int, for MPI) ",
                INT_MAX);
   auto op = std::make_unique<CollectiveOp>();
   op->kind = CollectiveKind::kAllgather;
   op->dtype = input.dtype();
   op->count = static_cast<int>(input.numel());
   op->send = input;
-  op->recv =
-      tandem::empty({input.numel() * size()}, TensorOptions().dtype(input.dtype()));
+  op->recv = tandem::empty({input.numel() * size()},
+                           TensorOptions().dtype(input.dtype()).device(input.device()));
   op->unpack_to = outputs;
   for (const auto& t : outputs) t.bump_version();
-  return detail::Runtime::instance().enqueue(
-      state_,
-      std::move(op),
-      "allgather",
-      detail::str(" (", elements(input.numel(), input.dtype(), " per rank"), ")"),
-      options.timeout());
+  return enqueue(state_,
+                 std::move(op),
+                 "allgather",
+                 detail::str(" (", elements(input, input.numel(), " per rank"), ")"),
+                 options.timeout());
 }
 
 Work ProcessGroup::allgather_into_tensor(const Tensor& output,
@@ -211,6 +258,7 @@ Work ProcessGroup::allgather_into_tensor(const Tensor& output,
                                          const AllgatherOptions& options) {
   check_tensor("allgather_into_tensor", "input", input);
   check_tensor("allgather_into_tensor", "output", output);
+  check_device("allgather_into_tensor", "output", output, "input", input);
   TANDEM_CHECK(output.dtype() == input.dtype(),
                "allgather_into_tensor: output has dtype ",
                output.dtype(),
@@ -241,12 +289,11 @@ Work ProcessGroup::allgather_into_tensor(const Tensor& output,
     op->send = input;  // else MPI_IN_PLACE: the input is already in place
   }
   output.bump_version();
-  return detail::Runtime::instance().enqueue(
-      state_,
-      std::move(op),
-      "allgather",
-      detail::str(" (", elements(input.numel(), input.dtype(), " per rank"), ")"),
-      options.timeout());
+  return enqueue(state_,
+                 std::move(op),
+                 "allgather",
+                 detail::str(" (", elements(input, input.numel(), " per rank"), ")"),
+                 options.timeout());
 }
 
 Work ProcessGroup::reduce_scatter(const Tensor& output,
@@ -262,6 +309,7 @@ Work ProcessGroup::reduce_scatter(const Tensor& output,
   for (size_t r = 0; r < inputs.size(); ++r) {
     const std::string name = detail::str("inputs[", r, "]");
     check_tensor("reduce_scatter", name, inputs[r]);
+    check_device("reduce_scatter", name, inputs[r], "output", output);
     check_same("reduce_scatter", name, inputs[r], "output", output);
   }
   TANDEM_CHECK(output.numel() * size() <= INT_MAX,
@@ -269,11 +317,12 @@ Work ProcessGroup::reduce_scatter(const Tensor& output,
                size(),
                " x ",
                output.numel(),
-               " elements exceed MPI's count limit ",
+               " elements exceed the count limit (an int, for MPI) ",
                INT_MAX);
   // Packed now, on the calling thread: the inputs are free again at return.
   Tensor flat =
-      tandem::empty({output.numel() * size()}, TensorOptions().dtype(output.dtype()));
+      tandem::empty({output.numel() * size()},
+                    TensorOptions().dtype(output.dtype()).device(output.device()));
   copy_into(flat, output.numel(), inputs);
   auto op = std::make_unique<CollectiveOp>();
   op->kind = CollectiveKind::kReduceScatter;
@@ -283,16 +332,15 @@ Work ProcessGroup::reduce_scatter(const Tensor& output,
   op->send = flat;
   op->recv = output;
   output.bump_version();
-  return detail::Runtime::instance().enqueue(
-      state_,
-      std::move(op),
-      "reduce_scatter",
-      detail::str(" (",
-                  options.reduce_op(),
-                  ", ",
-                  elements(output.numel(), output.dtype(), " per rank"),
-                  ")"),
-      options.timeout());
+  return enqueue(state_,
+                 std::move(op),
+                 "reduce_scatter",
+                 detail::str(" (",
+                             options.reduce_op(),
+                             ", ",
+                             elements(output, output.numel(), " per rank"),
+                             ")"),
+                 options.timeout());
 }
 
 Work ProcessGroup::reduce_scatter_tensor(const Tensor& output,
@@ -300,6 +348,7 @@ Work ProcessGroup::reduce_scatter_tensor(const Tensor& output,
                                          const ReduceScatterOptions& options) {
   check_tensor("reduce_scatter_tensor", "input", input);
   check_tensor("reduce_scatter_tensor", "output", output);
+  check_device("reduce_scatter_tensor", "output", output, "input", input);
   check_reduce_op("reduce_scatter_tensor", options.reduce_op(), output);
   TANDEM_CHECK(output.dtype() == input.dtype(),
                "reduce_scatter_tensor: output has dtype ",
@@ -325,23 +374,21 @@ Work ProcessGroup::reduce_scatter_tensor(const Tensor& output,
   op->send = input;
   op->recv = output;
   output.bump_version();
-  return detail::Runtime::instance().enqueue(
-      state_,
-      std::move(op),
-      "reduce_scatter",
-      detail::str(" (",
-                  options.reduce_op(),
-                  ", ",
-                  elements(output.numel(), output.dtype(), " per rank"),
-                  ")"),
-      options.timeout());
+  return enqueue(state_,
+                 std::move(op),
+                 "reduce_scatter",
+                 detail::str(" (",
+                             options.reduce_op(),
+                             ", ",
+                             elements(output, output.numel(), " per rank"),
+                             ")"),
+                 options.timeout());
 }
 
 Work ProcessGroup::barrier(const BarrierOptions& options) {
   auto op = std::make_unique<CollectiveOp>();
   op->kind = CollectiveKind::kBarrier;
-  return detail::Runtime::instance().enqueue(
-      state_, std::move(op), "barrier", "", options.timeout());
+  return enqueue(state_, std::move(op), "barrier", "", options.timeout());
 }
 
 uint64_t ProcessGroup::sequence_number() const { return state_->enqueued.load(); }
@@ -362,6 +409,8 @@ void destroy_process_group() { detail::Runtime::instance().destroy(); }
 
 int get_rank() { return detail::Runtime::instance().world()->rank; }
 int get_world_size() { return detail::Runtime::instance().world()->size; }
+bool is_nccl_available() { return detail::nccl_built(); }
+
 bool launched_by_mpi() {
   for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
     if (std::getenv(variable) != nullptr) return true;

@@ -63,7 +63,7 @@ std::exception_ptr GroupState::make_error(const std::string& message) const {
       return std::make_exception_ptr(CollectiveTimeoutError(message));
     case FailureKind::kPeer:
       return std::make_exception_ptr(PeerFailureError(message));
-    case FailureKind::kMpi:
+    case FailureKind::kBackend:
       break;
   }
   return std::make_exception_ptr(DistributedError(message));

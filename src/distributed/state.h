@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "distributed/nccl_backend.h"
 #include "tandem/core/error.h"
 #include "tandem/core/tensor.h"
 #include "tandem/distributed/options.h"
@@ -39,7 +40,8 @@ inline constexpr std::chrono::milliseconds kCommThreadGrace{2000};
 /// "5 s", "2.5 s", "300 ms".
 std::string format_duration(std::chrono::milliseconds d);
 
-enum class FailureKind { kMpi, kTimeout, kPeer };
+/// kBackend: MPI or NCCL reported an error (DistributedError).
+enum class FailureKind { kBackend, kTimeout, kPeer };
 
 /// The first failure of a group poisons it; see Note [Failure is final] in
 /// process_group.h.
@@ -95,7 +97,7 @@ class GroupState {
   std::atomic<int64_t> timeout_ms_;
   std::atomic<bool> failed_{false};
   mutable std::mutex mu_;
-  FailureKind kind_ = FailureKind::kMpi;
+  FailureKind kind_ = FailureKind::kBackend;
   std::string message_;
 };
 
@@ -145,8 +147,18 @@ enum class CollectiveKind {
   kBarrier
 };
 
-/// One queued collective. Its tensors stay referenced here until MPI is
-/// done with them, whatever happens to the caller's handles.
+/// Where a collective is on the communication thread.
+enum class OpStage {
+  kMpi,           // an MPI collective in flight (`request`)
+  kCommunicator,  // CUDA: `request` shares the id of its GPU's new NCCL communicator
+  kHeld,          // CUDA: waits for an earlier collective to make the communicator
+                  // (or, after its launch failed, for the end of the process)
+  kGpu,           // CUDA: queued on the GPU's NCCL stream
+  kDone           // finished by MPI or the GPU: the comm thread drops it
+};
+
+/// One queued collective. Its tensors stay referenced here until MPI (or
+/// the GPU) is done with them, whatever happens to the caller's handles.
 struct CollectiveOp {
   CollectiveKind kind = CollectiveKind::kBarrier;
   ReduceOp reduce_op = ReduceOp::SUM;
@@ -163,13 +175,18 @@ struct CollectiveOp {
   /// allgather into a list: where the flat output's blocks go at the end.
   std::vector<Tensor> unpack_to;
 
+  /// CUDA tensors (all on recv's GPU): the NCCL side; null on the CPU.
+  NcclOpPtr nccl;
+
   std::shared_ptr<WorkState> work;
+  OpStage stage = OpStage::kMpi;
   MPI_Request request = MPI_REQUEST_NULL;
 };
 
 /// Starts `op` (MPI_Iallreduce, ...); returns the MPI error code.
 int start_collective(CollectiveOp& op, const GroupState& group);
-/// The local part after MPI is done: AVG's division, a list's unpacking.
+/// The local part after MPI is done: AVG's division, a list's unpacking
+/// (nothing for a CUDA collective: NCCL did both on the GPU).
 void finish_collective(CollectiveOp& op, const GroupState& group);
 
 /// MPI_Error_string of `code`, e.g. "MPI_ERR_TRUNCATE: message truncated".

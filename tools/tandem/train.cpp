@@ -11,6 +11,7 @@
 #include "launched_group.h"
 #include "model_on_devices.h"
 #include "models.h"
+#include "tandem/core/device_guard.h"
 #include "trainer.h"
 
 namespace tandem::cli {
@@ -134,9 +135,14 @@ int run_train(const Args& args) {
   }
   const auto group = launched_group();
   TrainConfig config = config_from(flags);
-  // One device per process; NCCL is not built yet, so GPUs stay out unless
-  // asked for (and then DistributedDataParallel says why it cannot).
-  if (group && !flags.given("devices")) config.devices = {Device(kCPU)};
+  // One device per process: by default the GPU of its local rank when there
+  // are GPUs and NCCL to reduce on them, else the CPU.
+  if (group && !flags.given("devices")) {
+    const int64_t gpus = distributed::is_nccl_available() ? device_count(kCUDA) : 0;
+    config.devices = {
+        gpus > 0 ? Device(kCUDA, static_cast<int>(distributed::get_local_rank() % gpus))
+                 : Device(kCPU)};
+  }
   if (group && config.batch_size < group->size()) {
     throw UsageError(
         "train: --batch-size " + std::to_string(config.batch_size) +

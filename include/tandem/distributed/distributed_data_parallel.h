@@ -52,9 +52,10 @@
 //
 // Ranks with different numbers of batches: see nn::Join (join.h).
 //
-// Not here yet: communication hooks, static_graph, SyncBatchNorm, CUDA
-// tensors (the MPI group reduces CPU tensors; NCCL comes with the CUDA
-// backend).
+// GPUs: a module on one GPU per process, reduced over NCCL (built with
+// TANDEM_CUDA where NCCL is installed; not yet run on a GPU).
+//
+// Not here yet: communication hooks, static_graph, SyncBatchNorm.
 #pragma once
 
 #include <cstdint>

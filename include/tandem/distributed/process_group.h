@@ -1,7 +1,8 @@
 // ProcessGroup: collectives across the processes of a job, as PyTorch's
 // c10d (torch.distributed): allreduce, broadcast, allgather, reduce_scatter
-// and barrier on CPU tensors over MPI, each asynchronous with a Work handle
-// and a deadline. (NCCL for CUDA tensors comes with the CUDA backend.)
+// and barrier, each asynchronous with a Work handle and a deadline. CPU
+// tensors go over MPI; CUDA tensors over NCCL, in a build with the CUDA
+// backend and NCCL (barrier is always MPI's).
 //
 // init_process_group() reads the MPI launcher's environment, so
 // `mpirun -np 4 ./app` just works, across hosts too; started without a
@@ -15,27 +16,42 @@
 //     pg->broadcast(x, dist::BroadcastOptions().root_rank(0)).wait();
 //   }                                  // at exit: wait for every rank, MPI_Finalize
 //
-// Tensors: CPU, contiguous, float32, float64 or int64, with the same shape
-// and dtype on every rank (MPI cannot check that: a mismatch hangs until the
-// deadline or returns garbage). Arguments are checked on the calling
-// thread before anything is queued; a rejected call sends nothing and takes
-// no sequence number.
+// Tensors: contiguous, float32, float64 or int64, with the same shape and
+// dtype on every rank (MPI and NCCL cannot check that: a mismatch hangs
+// until the deadline or returns garbage). A call's tensors are all on the
+// CPU or all on one GPU, and every rank calls it with the same kind.
+// Arguments are checked on the calling thread before anything is queued; a
+// rejected call sends nothing and takes no sequence number.
+//
+// CUDA tensors. Each rank uses one GPU, usually cuda:<get_local_rank()>
+// (NCCL does not support two ranks on one GPU). The first collective on a
+// GPU creates the group's NCCL communicator for it, which every rank joins
+// at that same collective. A collective starts on the GPU after the work
+// already queued on the tensors' device when it was called, and runs on a
+// stream of its own, so later GPU work overlaps with it; wait() returns
+// once the GPU has finished it (the rules of work.h hold as on the CPU).
+// AVG is NCCL's, which for floating point multiplies by 1/size before the
+// sum: the last bit can differ from the CPU's when size is not a power of
+// two. See Note [NCCL collectives] in src/distributed/nccl/.
 //
 // Threads. Any thread may call any method; one communication thread makes
-// every MPI call (MPI_THREAD_FUNNELED: it called MPI_Init_thread). It starts
-// the collectives in the order they were called, non-blocking
-// (MPI_Iallreduce, ...), and polls them, which is what makes Open MPI's
-// non-blocking collectives progress. Every rank must call the same
-// collectives in the same order (as in PyTorch); with several calling
-// threads, that order is the caller's to guarantee.
+// every MPI and NCCL call (MPI_THREAD_FUNNELED: it called MPI_Init_thread).
+// It starts the collectives in the order they were called, non-blocking
+// (MPI_Iallreduce, ..., or ncclAllReduce, ... on a GPU stream), and polls
+// them, which is what makes Open MPI's non-blocking collectives progress.
+// Every rank must call the same collectives in the same order (as in
+// PyTorch); with several calling threads, that order is the caller's to
+// guarantee.
 //
 // Note [Failure is final]
 // ~~~~~~~~~~~~~~~~~~~~~~~
 // A collective that misses its deadline fails with CollectiveTimeoutError;
-// an MPI error fails it with DistributedError. MPI cannot cancel a started
-// collective, so the failure poisons the group: every pending and later call
-// fails at once, naming the first failure, and the failed rank tells the
-// others, whose pending and later calls fail with PeerFailureError. On
+// an MPI or NCCL error fails it with DistributedError. MPI cannot cancel a
+// started collective, so the failure poisons the group (and aborts its NCCL
+// communicators, which frees GPUs stuck in a collective): every pending and
+// later call fails at once, naming the first failure, and the failed rank
+// tells the others, whose pending and later calls fail with
+// PeerFailureError. On
 // timeout the rank asks every other rank's comm thread how far it got, so
 // the message names who is missing:
 //
@@ -85,7 +101,7 @@ class ProcessGroup {
   /// This process's rank in the group, 0 <= rank() < size().
   int rank() const;
   int size() const;
-  /// "mpi".
+  /// "mpi" (collectives on CUDA tensors go over NCCL; see above).
   std::string backend_name() const { return "mpi"; }
 
   /// The default deadline of the group's collectives.
@@ -151,13 +167,19 @@ bool is_initialized();
 /// distributed run and a plain one without paying for MPI in the latter.
 bool launched_by_mpi();
 
+/// Whether collectives on CUDA tensors are available: this build has NCCL
+/// (PyTorch's is_nccl_available()); says nothing about GPUs being present.
+bool is_nccl_available();
+
 /// Waits for the queued collectives and for every other rank to call it too
 /// (within the group's timeout), ends the communication thread and
 /// finalizes MPI: call it on every rank. MPI cannot be initialized again in
-/// the same process. Optional: the same happens at exit. Throws the failure
-/// if a queued collective or the wait for the others fails; after an
-/// earlier failure it only drops the group, at once (see Note [Failure is
-/// final]).
+/// the same process. Optional: the same happens at exit, but a program
+/// that used CUDA tensors should call it before main returns, so that the
+/// NCCL communicators are destroyed before the CUDA runtime shuts down.
+/// Throws the failure if a queued collective or the wait for the others
+/// fails; after an earlier failure it only drops the group, at once (see
+/// Note [Failure is final]).
 void destroy_process_group();
 
 /// The world group's rank and size.
