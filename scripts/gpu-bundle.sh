@@ -19,11 +19,12 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTANDEM_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES="90-real;90-virtual" -DBLA_STATIC=ON \
   -DTANDEM_BUILD_BENCH=OFF "${launcher[@]}" >/dev/null
-cmake --build "$BUILD" -j "$(nproc)" --target cuda_tests tandem_cli mixed_device_model
+cmake --build "$BUILD" -j "$(nproc)" --target cuda_tests distributed_tests tandem_cli \
+  mixed_device_model
 
 rm -rf "$BUNDLE"
 mkdir -p "$BUNDLE/bin" "$BUNDLE/lib"
-binaries=("$BUILD/tests/cuda_tests" "$BUILD/tools/tandem/tandem"
+binaries=("$BUILD/tests/cuda_tests" "$BUILD/tests/distributed_tests" "$BUILD/tools/tandem/tandem"
           "$BUILD/examples/mixed_device_model")
 for b in "${binaries[@]}"; do
   cp "$b" "$BUNDLE/bin/"

@@ -26,10 +26,10 @@ if [[ ! -x $BUNDLE/bin/cuda_tests ]]; then
   BUILD=build-gpu-here
   cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release -DTANDEM_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES=native -DTANDEM_BUILD_BENCH=OFF >"$OUT/build.log" 2>&1 &&
-    cmake --build $BUILD -j "$(nproc)" --target cuda_tests tandem_cli mixed_device_model \
+    cmake --build $BUILD -j "$(nproc)" --target cuda_tests distributed_tests tandem_cli mixed_device_model \
       >>"$OUT/build.log" 2>&1 || { say "build failed (see build.log)"; exit 1; }
   mkdir -p "$BUILD/bundle/bin"
-  cp $BUILD/tests/cuda_tests $BUILD/tools/tandem/tandem \
+  cp $BUILD/tests/cuda_tests $BUILD/tests/distributed_tests $BUILD/tools/tandem/tandem \
     $BUILD/examples/mixed_device_model "$BUILD/bundle/bin/"
   BUNDLE=$BUILD/bundle
 fi
@@ -73,6 +73,22 @@ say "mixed-device model (embedding on the CPU, linear on cuda:0)"
 timeout 60 "$bin/mixed_device_model" >"$OUT/mixed_device_model.log" 2>&1 ||
   { status=1; say "mixed_device_model: FAILED"; }
 tail -5 "$OUT/mixed_device_model.log" | tee -a "$OUT/summary.txt"
+
+# NCCL (never run on a GPU before): the collectives' tests, one rank per GPU
+# (NCCL refuses two ranks on one GPU), and DDP steps on cuda:0 in one rank.
+if command -v mpirun >/dev/null; then
+  say "NCCL collectives and DDP on $gpus GPU(s)"
+  timeout 120 mpirun -np "$gpus" --oversubscribe "$bin/distributed_tests" \
+    --gtest_filter='Nccl*' >"$OUT/nccl_tests.log" 2>&1 ||
+    { status=1; say "nccl tests: FAILED"; }
+  tail -5 "$OUT/nccl_tests.log" | tee -a "$OUT/summary.txt"
+  timeout 120 mpirun -np 1 "$bin/tandem" bench --model mlp \
+    --devices cuda:0 --steps 20 >"$OUT/ddp_bench.log" 2>&1 ||
+    { status=1; say "DDP bench on GPUs: FAILED"; }
+  tail -3 "$OUT/ddp_bench.log" | tee -a "$OUT/summary.txt"
+else
+  say "no mpirun on this machine: NCCL not checked"
+fi
 
 # Side by side: tandem's step and PyTorch's, alternating, same model and batch.
 say "training steps against PyTorch on cuda:0 (median ms; ratio < 1: tandem faster)"
