@@ -238,6 +238,26 @@ void DistributedDataParallelImpl::check_replicas() {
       "(a rank-dependent learning rate, random number, or a change outside training)");
 }
 
+void DistributedDataParallelImpl::register_comm_hook(CommHook hook) {
+  reducer_->register_comm_hook(std::move(hook));
+}
+
+namespace comm_hooks {
+
+CommHook allreduce(std::shared_ptr<dist::ProcessGroup> group) {
+  TANDEM_CHECK(group != nullptr, "comm_hooks::allreduce: the process group is null");
+  return [group = std::move(group)](GradBucket& bucket) {
+    bucket.buffer.mul_(1.0 / static_cast<double>(group->size()));
+    return group->allreduce(bucket.buffer);
+  };
+}
+
+CommHook noop() {
+  return [](GradBucket& bucket) { return dist::Work::completed({bucket.buffer}); };
+}
+
+}  // namespace comm_hooks
+
 DistributedDataParallelStats DistributedDataParallelImpl::stats() const {
   return reducer_->stats();
 }

@@ -227,12 +227,10 @@ void Reducer::mark_ready(size_t index) {
   const Tensor grad = params_[index].grad();
   if (grad.defined()) {
     // view = grad / world size, in one pass (in place when .grad is the view).
+    // (A communication hook gets them undivided.)
+    const double scale = hook_ ? 1.0 : 1.0 / static_cast<double>(divisor_);
     backend::kernels(view.device())
-        .unary(backend::UnaryOp::MulScalar,
-               view,
-               grad,
-               Scalar(1.0 / static_cast<double>(divisor_)),
-               {});
+        .unary(backend::UnaryOp::MulScalar, view, grad, Scalar(scale), {});
     if (options_.gradient_as_bucket_view && grad.data_ptr() != view.data_ptr()) {
       params_[index].mutable_grad() = view;
     }
@@ -252,14 +250,67 @@ void Reducer::write_usage_flags(const Tensor& flags) const {
 
 void Reducer::launch_ready_buckets() {
   while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].pending == 0) {
-    Bucket& bucket = buckets_[next_bucket_];
-    if (next_bucket_ + 1 == buckets_.size()) {
-      const auto count = static_cast<int64_t>(params_.size());
-      write_usage_flags(bucket.flat.narrow(0, bucket.flat.numel() - count, count));
-    }
-    bucket.work = group_->allreduce(bucket.flat);
-    ++next_bucket_;
+    launch_bucket(next_bucket_++);
   }
+}
+
+void Reducer::launch_bucket(size_t b) {
+  Bucket& bucket = buckets_[b];
+  const bool last = b + 1 == buckets_.size();
+  const auto count = static_cast<int64_t>(params_.size());
+  const int64_t grads = bucket.flat.numel() - (last ? count : 0);
+  if (last) write_usage_flags(bucket.flat.narrow(0, grads, count));
+  if (!hook_) {
+    bucket.work = group_->allreduce(bucket.flat);
+    return;
+  }
+  nn::GradBucket view{
+      b, buckets_.size(), bucket.flat.narrow(0, 0, grads), bucket.views, {}};
+  for (size_t index : bucket.params) view.parameters.push_back(params_[index]);
+  bucket.work = hook_(view);
+  TANDEM_CHECK(
+      bucket.work.defined(),
+      "DistributedDataParallel: the communication hook returned an undefined Work "
+      "for bucket ",
+      b);
+  if (last) usage_work_ = group_->allreduce(bucket.flat.narrow(0, grads, count));
+}
+
+void Reducer::take_hook_result(size_t b) {
+  Bucket& bucket = buckets_[b];
+  const auto& result = bucket.work.result();
+  if (result.empty()) return;  // reduced in place
+  const int64_t grads =
+      bucket.flat.numel() -
+      (b + 1 == buckets_.size() ? static_cast<int64_t>(params_.size()) : 0);
+  const Tensor& out = result.front();
+  TANDEM_CHECK(
+      out.defined() && out.numel() == grads && out.dtype() == bucket.flat.dtype(),
+      "DistributedDataParallel: the communication hook's result for bucket ",
+      b,
+      " has ",
+      out.defined() ? out.numel() : 0,
+      " elements of ",
+      out.defined() ? out.dtype() : bucket.flat.dtype(),
+      ", but the bucket holds ",
+      grads,
+      " elements of ",
+      bucket.flat.dtype());
+  Tensor buffer = bucket.flat.narrow(0, 0, grads);
+  if (out.data_ptr() != buffer.data_ptr()) buffer.copy_(out.reshape({grads}));
+}
+
+void Reducer::register_comm_hook(nn::CommHook hook) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TANDEM_CHECK(
+      !hook_,
+      "register_comm_hook or register_builtin_comm_hook can only be called once.");
+  TANDEM_CHECK(
+      synchronized_backwards_ == 0 && !armed_,
+      "DistributedDataParallel: register_comm_hook must be called before the first "
+      "synchronized backward");
+  TANDEM_CHECK(hook != nullptr, "Communication hook must be callable.");
+  hook_ = std::move(hook);
 }
 
 void Reducer::finish_backward() {
@@ -306,8 +357,8 @@ void Reducer::shadow_backward() {
     bucket.pending = 0;
   }
   try {
-    for (Bucket& bucket : buckets_) bucket.work = group_->allreduce(bucket.flat);
-    next_bucket_ = buckets_.size();
+    // Zeros, through the same collectives the active ranks make.
+    for (next_bucket_ = 0; next_bucket_ < buckets_.size();) launch_bucket(next_bucket_++);
     check_usage(wait_for_buckets(), /*shadowing=*/true);
   } catch (...) {
     end_pass();
@@ -317,7 +368,12 @@ void Reducer::shadow_backward() {
 }
 
 std::vector<int64_t> Reducer::wait_for_buckets() {
-  for (Bucket& bucket : buckets_) bucket.work.wait();
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    buckets_[b].work.wait();
+    if (hook_) take_hook_result(b);
+  }
+  if (usage_work_.defined()) usage_work_.wait();
+  usage_work_ = Work();
   const Bucket& last = buckets_.back();
   const auto count = static_cast<int64_t>(params_.size());
   const Tensor flags =

@@ -48,6 +48,9 @@ class Reducer {
 
   nn::DistributedDataParallelStats stats() const;
 
+  /// Buckets are reduced by `hook` from now on (gradients go in undivided).
+  void register_comm_hook(nn::CommHook hook);
+
   // ---- Join (uneven inputs) ----
   /// Gradients go into the buckets divided by `divisor`, and a parameter is
   /// fully used when `expected_users` ranks used it (both the world size
@@ -83,6 +86,11 @@ class Reducer {
   void mark_ready(size_t index);
   // 1 for each parameter whose gradient this rank has, else 0.
   void write_usage_flags(const Tensor& flags) const;
+  // Reduces bucket `b` (built-in, or the hook); the last one's usage flags
+  // too.
+  void launch_bucket(size_t b);
+  // The hook's result for bucket `b`, checked, into its buffer.
+  void take_hook_result(size_t b);
   // Launches the buckets whose gradients are all in, strictly in order.
   void launch_ready_buckets();
   // The end of the synchronized backward pass (queued by the first hook).
@@ -101,6 +109,8 @@ class Reducer {
   std::shared_ptr<ProcessGroup> group_;
   ReducerOptions options_;
   int64_t divisor_;
+  nn::CommHook hook_;
+  Work usage_work_;  // with a hook: the usage flags' own allreduce
   int64_t expected_users_;
 
   mutable std::mutex mutex_;

@@ -55,10 +55,14 @@
 // GPUs: a module on one GPU per process, reduced over NCCL (built with
 // TANDEM_CUDA where NCCL is installed; not yet run on a GPU).
 //
-// Not here yet: communication hooks, static_graph, SyncBatchNorm.
+// Communication hooks (register_comm_hook) replace the built-in averaging
+// per bucket; comm_hooks::allreduce and comm_hooks::noop are built in.
+//
+// Not here yet: static_graph, SyncBatchNorm, compression hooks, PowerSGD.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -175,6 +179,34 @@ struct DistributedDataParallelStats {
 class DistributedDataParallelImpl;
 class Join;
 
+/// One bucket of gradients as a communication hook sees it (PyTorch's
+/// GradBucket).
+struct GradBucket {
+  size_t index = 0;  // in reduction order
+  size_t count = 0;  // buckets in all
+  /// The bucket's gradients, flat, not divided by the world size. The hook
+  /// may reduce it in place or return another tensor of its size and dtype.
+  Tensor buffer;
+  /// Views of `buffer`, one per parameter, shaped like it.
+  std::vector<Tensor> gradients;
+  std::vector<Tensor> parameters;
+  bool is_last() const { return index + 1 == count; }
+};
+
+/// Reduces one bucket: called once per bucket per synchronized backward,
+/// in bucket order, on every rank (so it must issue the same collectives in
+/// the same order everywhere). Its Work's result()[0] (or the buffer, if
+/// the result is empty) holds the bucket's new gradients once it completes.
+using CommHook = std::function<distributed::Work(GradBucket& bucket)>;
+
+namespace comm_hooks {
+/// What DistributedDataParallel does without a hook: divide by the world
+/// size, then allreduce (SUM).
+CommHook allreduce(std::shared_ptr<distributed::ProcessGroup> group);
+/// Communicates nothing: each rank keeps its local gradients.
+CommHook noop();
+}  // namespace comm_hooks
+
 /// While alive, forwards of `ddp` are not synchronized: their backward
 /// passes only accumulate local gradients, and the first synchronized
 /// backward after it averages everything accumulated (PyTorch's no_sync()
@@ -223,6 +255,9 @@ class DistributedDataParallelImpl : public Module {
   }
   const DistributedDataParallelOptions& options() const noexcept { return options_; }
   DistributedDataParallelStats stats() const;
+  /// Reduces the buckets with `hook` instead of the built-in averaging.
+  /// Once, before the first synchronized backward.
+  void register_comm_hook(CommHook hook);
 
  private:
   friend class NoSyncGuard;

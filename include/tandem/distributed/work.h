@@ -31,6 +31,11 @@ class Work {
  public:
   /// An undefined handle (defined() is false).
   Work() = default;
+  /// A handle that is complete already, with `result` as its result: for
+  /// code that returns a Work without communicating (a communication hook
+  /// that keeps the local gradients, say).
+  static Work completed(std::vector<Tensor> result,
+                        std::string description = "completed");
   explicit Work(std::shared_ptr<detail::WorkState> state);
 
   bool defined() const { return state_ != nullptr; }
