@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "distributed/broadcast_coalesced.h"
+#include "distributed/fnv1a.h"
 #include "distributed/model_check.h"
 #include "distributed/nccl_backend.h"
 #include "distributed/reducer.h"
@@ -208,16 +209,15 @@ Tensor DistributedDataParallelImpl::forward(const Tensor& input) {
 }
 
 void DistributedDataParallelImpl::check_replicas() {
-  const int64_t passes = reducer_->stats().synchronized_backwards;
+  const int64_t passes = reducer_->synchronized_backwards();
   if (passes == replicas_checked_at_ || passes % options_.check_replicas_every() != 0)
     return;
   replicas_checked_at_ = passes;
-  // FNV-1a over the parameters' bytes, in registration order.
-  uint64_t hash = 14695981039346656037ull;
+  // The parameters' bytes, in registration order.
+  uint64_t hash = dist::detail::kFnv1aOffset;
   for (const Tensor& p : module_->parameters()) {
     const Tensor bytes = p.detach().contiguous().cpu();
-    const auto* b = static_cast<const unsigned char*>(bytes.data_ptr());
-    for (size_t i = 0; i < bytes.nbytes(); ++i) hash = (hash ^ b[i]) * 1099511628211ull;
+    hash = dist::detail::fnv1a(bytes.data_ptr(), bytes.nbytes(), hash);
   }
   const int world = group_->size();
   Tensor all = empty({world}, kInt64);

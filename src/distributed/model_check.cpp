@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <sstream>
 
+#include "distributed/fnv1a.h"
 #include "tandem/distributed/errors.h"
 #include "tandem/ops/factory.h"
 
@@ -95,15 +96,6 @@ Model deserialize(const std::string& s) {
         {f[0], is_param ? params++ : buffers++, f[1], f[2], f[3], f[4], f[5]});
   }
   return model;
-}
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 // How entry `e` of `them` (rank `other`) differs from `mine` (rank `me`);
@@ -212,7 +204,7 @@ void verify_same_model(ProcessGroup& group,
   const int me = group.rank();
   Tensor summary = empty({2}, kInt64);
   summary.data_ptr<int64_t>()[0] = static_cast<int64_t>(model.param_count);
-  summary.data_ptr<int64_t>()[1] = static_cast<int64_t>(fnv1a(mine));
+  summary.data_ptr<int64_t>()[1] = static_cast<int64_t>(fnv1a(mine.data(), mine.size()));
   Tensor summaries = empty({2 * world}, kInt64);
   group.allgather_into_tensor(summaries, summary).wait();
   const int64_t* s = summaries.data_ptr<int64_t>();

@@ -448,6 +448,11 @@ void Reducer::check_usage(const std::vector<int64_t>& users, bool shadowing) {
   throw UnusedParameterError(message.str());
 }
 
+int64_t Reducer::synchronized_backwards() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return synchronized_backwards_;
+}
+
 nn::DistributedDataParallelStats Reducer::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   nn::DistributedDataParallelStats stats;

@@ -47,6 +47,8 @@ class Reducer {
   void prepare_for_backward();
 
   nn::DistributedDataParallelStats stats() const;
+  /// Synchronized backward passes so far (stats() without the copies).
+  int64_t synchronized_backwards() const;
 
   /// Buckets are reduced by `hook` from now on (gradients go in undivided).
   void register_comm_hook(nn::CommHook hook);

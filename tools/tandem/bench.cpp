@@ -98,16 +98,11 @@ int run_bench(const Args& args) {
       flags.get_devices("devices"),
       group,
       nn::DistributedDataParallelOptions().overlap(flags.get("overlap") == "on"));
-  Tensor input = work.input, target = work.target;
-  if (group) {  // this process's rows of the global batch
-    const int64_t rank = group->rank(), size = group->size();
-    const int64_t begin = rank * (batch / size) + std::min(rank, batch % size);
-    const int64_t rows = batch / size + (rank < batch % size ? 1 : 0);
-    input = input.narrow(0, begin, rows);
-    target = target.narrow(0, begin, rows);
-  }
-  input = input.to(model.devices().front());
-  target = target.to(model.output_device());
+  const RowRange mine = rows_of_this_process(group.get(), batch);  // of the global batch
+  const Tensor input =
+      work.input.narrow(0, mine.begin, mine.length).to(model.devices().front());
+  const Tensor target =
+      work.target.narrow(0, mine.begin, mine.length).to(model.output_device());
   optim::SGD optimizer(model.model()->parameters(), optim::SGDOptions(0.01));
 
   const bool on_gpu = std::any_of(model.devices().begin(),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "launched_group.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
@@ -13,15 +14,9 @@ namespace tandem::cli {
 Evaluation evaluate(ModelOnDevices& model, const ImageSplit& split, int64_t batch_size) {
   NoGradGuard no_grad;
   model.model()->eval();
-  // This process's rows: [begin, end).
-  int64_t begin = 0, end = split.size();
   const auto& group = model.group();
-  if (group) {
-    const int64_t ranks = group->size(), rank = group->rank();
-    const int64_t base = split.size() / ranks, extra = split.size() % ranks;
-    begin = rank * base + std::min(rank, extra);
-    end = begin + base + (rank < extra ? 1 : 0);
-  }
+  const RowRange mine = rows_of_this_process(group.get(), split.size());
+  const int64_t begin = mine.begin, end = mine.begin + mine.length;
   double loss_sum = 0;
   int64_t correct = 0;
   for (int64_t start = begin; start < end; start += batch_size) {

@@ -17,4 +17,11 @@ std::shared_ptr<distributed::ProcessGroup> launched_group() {
   return group;
 }
 
+RowRange rows_of_this_process(const distributed::ProcessGroup* group, int64_t rows) {
+  if (group == nullptr) return {0, rows};
+  const int64_t parts = group->size(), part = group->rank();
+  const int64_t base = rows / parts, larger = rows % parts;
+  return {part * base + std::min(part, larger), base + (part < larger ? 1 : 0)};
+}
+
 }  // namespace tandem::cli

@@ -2,6 +2,7 @@
 // (`mpirun -np 4 tandem train ...`).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "tandem/distributed/process_group.h"
@@ -14,5 +15,14 @@ namespace tandem::cli {
 /// processes on one machine never oversubscribe it. Null when the command
 /// runs alone (MPI is then never initialized).
 std::shared_ptr<distributed::ProcessGroup> launched_group();
+
+/// This process's consecutive part of `rows` rows: `group`'s size parts
+/// whose sizes differ by at most one, the larger first (torch.tensor_split),
+/// as the Loader's shard option splits a batch. All rows without a group.
+struct RowRange {
+  int64_t begin = 0;
+  int64_t length = 0;
+};
+RowRange rows_of_this_process(const distributed::ProcessGroup* group, int64_t rows);
 
 }  // namespace tandem::cli
