@@ -1,11 +1,13 @@
 #include "tandem/autograd/engine.h"
 
 #include <memory>
+#include <mutex>
 #include <tuple>
 
 #include "autograd/graph_task.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/core/executor.h"
+#include "tandem/core/warning.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::autograd {
@@ -31,7 +33,8 @@ using detail::GraphTask;
 // Runs one device's ready queue until it is empty (on that device's
 // executor thread). After an error, queued nodes are dropped unrun.
 void drain(const std::shared_ptr<GraphTask>& task, Device device) {
-  NoGradGuard no_grad;  // backward formulas do not build graphs of their own
+  // Formulas build graphs of their own only under create_graph.
+  AutoGradMode grad_mode(task->create_graph);
   for (;;) {
     Node* node = nullptr;
     tensor_list grads;
@@ -76,7 +79,7 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
 }
 
 void run_on_calling_thread(GraphTask& task) {
-  NoGradGuard no_grad;
+  AutoGradMode grad_mode(task.create_graph);
   detail::ReadyQueue& queue = task.queues[Device(kCPU)];
   while (!queue.nodes.empty()) {
     auto [node, grads] = detail::take_ready(task, queue);
@@ -202,24 +205,39 @@ std::vector<Edge> prepare_roots(const char* op,
 
 void backward(const tensor_list& roots,
               const tensor_list& grad_roots,
-              bool retain_graph) {
+              std::optional<bool> retain_graph,
+              bool create_graph) {
   tensor_list root_grads;
   std::vector<Edge> edges = prepare_roots("backward", roots, grad_roots, root_grads);
+  static std::once_flag cycle_warning;
+  if (create_graph) {
+    std::call_once(cycle_warning, [] {
+      warn(
+          "backward(create_graph=true) makes each leaf's .grad hold a graph that leads "
+          "back to the leaf, a reference cycle that keeps both alive until .grad is "
+          "reset "
+          "(zero_grad(), or set_grad(Tensor())); autograd::grad(..., create_graph=true) "
+          "returns the gradients instead and has no such cycle");
+    });
+  }
   auto task = std::make_shared<GraphTask>();
-  task->retain_graph = retain_graph;
+  task->retain_graph = retain_graph.value_or(create_graph);
+  task->create_graph = create_graph;
   run(task, edges, root_grads);
 }
 
 tensor_list grad(const tensor_list& outputs,
                  const tensor_list& inputs,
                  const tensor_list& grad_outputs,
-                 bool retain_graph,
+                 std::optional<bool> retain_graph,
+                 bool create_graph,
                  bool allow_unused) {
   tensor_list root_grads;
   std::vector<Edge> edges = prepare_roots("grad", outputs, grad_outputs, root_grads);
   auto task = std::make_shared<GraphTask>();
   task->accumulate = false;
-  task->retain_graph = retain_graph;
+  task->retain_graph = retain_graph.value_or(create_graph);
+  task->create_graph = create_graph;
   task->captured.resize(inputs.size());
   std::vector<Edge> input_edges;
   for (size_t i = 0; i < inputs.size(); ++i) {

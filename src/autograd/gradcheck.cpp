@@ -7,6 +7,7 @@
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/reduction.h"
+#include "tandem/ops/shape.h"
 
 namespace tandem::autograd {
 namespace {
@@ -58,7 +59,7 @@ GradcheckResult gradcheck(const GradcheckFn& fn,
       index.push_back(i);
     }
   }
-  tensor_list analytic = grad({scalar}, wanted, {}, false, /*allow_unused=*/true);
+  tensor_list analytic = grad({scalar}, wanted, {}, {}, false, /*allow_unused=*/true);
   for (size_t k = 0; k < wanted.size(); ++k) {
     const Tensor& input = wanted[k];
     Tensor a = analytic[k].defined() ? analytic[k].contiguous() : zeros_like(input);
@@ -98,6 +99,46 @@ GradcheckResult gradcheck(const GradcheckFn& fn,
     }
   }
   return {};
+}
+
+GradcheckResult gradgradcheck(const GradcheckFn& fn,
+                              const tensor_list& inputs,
+                              const GradcheckOptions& options) {
+  tensor_list wanted;
+  for (const Tensor& t : inputs) {
+    if (t.defined() && t.requires_grad()) wanted.push_back(t);
+  }
+  Tensor out = fn(inputs);
+  Generator gen(4321);
+  Tensor v = randn(out.sizes(), gen, TensorOptions(out.dtype()).device(out.device()));
+  tensor_list extended = inputs;
+  extended.push_back(v.requires_grad_());
+  const size_t n = inputs.size();
+  // The inputs' gradients for weighting v, flattened into one tensor;
+  // those that do not depend on anything come back as zeros.
+  auto first_order = [&fn, n](const tensor_list& in) {
+    EnableGradGuard grad_mode;  // gradcheck evaluates without grad mode
+    const tensor_list originals(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+    tensor_list targets;
+    for (const Tensor& t : originals) {
+      if (t.defined() && t.requires_grad()) targets.push_back(t);
+    }
+    const tensor_list grads = grad({fn(originals)},
+                                   targets,
+                                   {in[n]},
+                                   {},
+                                   /*create_graph=*/true,
+                                   /*allow_unused=*/true);
+    tensor_list flat;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      const Tensor g = grads[i].defined() ? grads[i] : zeros_like(targets[i]);
+      flat.push_back(g.reshape({-1}));
+    }
+    return cat(flat, 0);
+  };
+  GradcheckResult result = gradcheck(first_order, extended, options);
+  if (!result.ok) result.message = "gradgradcheck: " + result.message;
+  return result;
 }
 
 }  // namespace tandem::autograd

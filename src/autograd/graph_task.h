@@ -31,7 +31,8 @@ struct GraphTask {
   // Fixed before execution starts.
   bool accumulate = true;  // backward(); false for autograd::grad()
   bool retain_graph = false;
-  bool threaded = false;  // nodes run on their devices' executor threads
+  bool create_graph = false;  // formulas run with grad mode on
+  bool threaded = false;      // nodes run on their devices' executor threads
   // autograd::grad: where to capture each requested input's gradient.
   std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;
   // autograd::grad: nodes that lead to a captured input; others are skipped.

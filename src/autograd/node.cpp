@@ -11,6 +11,28 @@ namespace tandem::autograd {
 namespace {
 
 std::atomic<uint64_t> next_sequence_nr{0};
+
+// The node whose formula this thread is running: a saved output unpacked
+// under create_graph gets it as its grad_fn.
+thread_local Node* running_node = nullptr;
+
+class RunningNodeScope {
+ public:
+  explicit RunningNodeScope(Node* node) : previous_(running_node) { running_node = node; }
+  ~RunningNodeScope() { running_node = previous_; }
+  RunningNodeScope(const RunningNodeScope&) = delete;
+  RunningNodeScope& operator=(const RunningNodeScope&) = delete;
+
+ private:
+  Node* previous_;
+};
+
+// A fresh tensor on `data`'s memory whose gradient flows to `node`.
+Tensor with_history(const Tensor& data, std::shared_ptr<Node> node, uint32_t output_nr) {
+  Tensor t = data.detach();
+  set_history(t, node, output_nr);
+  return t;
+}
 std::atomic<size_t> next_hook_id{1};
 
 // Runs a tensor hook; a defined result replaces the gradient, and must be
@@ -96,6 +118,7 @@ tensor_list FunctionNode::apply(tensor_list&& grads) {
                name_,
                " were freed after the first backward); pass ",
                "retain_graph=true to the first backward to keep them");
+  RunningNodeScope running(this);
   return fn_(grads);
 }
 
@@ -109,8 +132,12 @@ tensor_list AccumulateGrad::apply(tensor_list&& grads) {
   if (!g.defined()) return {};
   AutogradMeta& meta = leaf_->autograd();
   for (const auto& [id, hook] : meta.hooks) apply_hook(hook, g);
-  NoGradGuard no_grad;
-  if (!meta.grad.defined()) {
+  if (GradMode::is_enabled()) {
+    // create_graph: .grad keeps the history of the gradient, so it can be
+    // differentiated again; sums are out of place for the same reason.
+    meta.grad =
+        !meta.grad.defined() ? (g.requires_grad() ? g : g.clone()) : meta.grad + g;
+  } else if (!meta.grad.defined()) {
     // A gradient nothing else holds becomes .grad as it is, as in PyTorch;
     // one that may be shared with other parts of the graph (the output of
     // a hook, say) is copied.
@@ -126,10 +153,21 @@ tensor_list AccumulateGrad::apply(tensor_list&& grads) {
   return {};
 }
 
-SavedVariable::SavedVariable(const Tensor& t) {
+SavedVariable::SavedVariable(const Tensor& t, bool is_output, uint32_t output_nr) {
   if (!t.defined()) return;
   data_ = t.detach();
   saved_version_ = t._version();
+  if (is_output) {
+    is_output_ = true;
+    output_nr_ = output_nr;
+  } else if (t.requires_grad()) {
+    if (t.is_leaf()) {
+      leaf_ = t.impl_ptr();
+    } else {
+      grad_fn_ = t.grad_fn();
+      output_nr_ = t.unsafe_impl()->autograd().output_nr;
+    }
+  }
 }
 
 Tensor SavedVariable::unpack(const char* node_name) const {
@@ -147,7 +185,50 @@ Tensor SavedVariable::unpack(const char* node_name) const {
                saved_version_,
                "); clone it before the in-place change, or make the change ",
                "out of place");
+  if (!GradMode::is_enabled()) return data_;
+  if (leaf_) return Tensor(leaf_);
+  if (grad_fn_) return with_history(data_, grad_fn_, output_nr_);
+  if (is_output_ && running_node != nullptr) {
+    return with_history(data_, running_node->shared_from_this(), output_nr_);
+  }
   return data_;
+}
+
+// Note [Double backward]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// With create_graph the engine runs every formula with grad mode on, so
+// the ops a formula uses record a graph of their own, against the saved
+// tensors' histories (SavedVariable::unpack) and the incoming gradients.
+// Most formulas are written with differentiable ops and need nothing
+// more. Formulas that call kernels directly (fused activation backwards,
+// convolution, pooling, normalisation) return tensors with no history;
+// differentiable_once() gives those a node that fails loudly if a second
+// backward reaches it, naming the op, rather than letting a second
+// derivative silently come out as zero.
+void differentiable_once(const char* node_name,
+                         tensor_list& results,
+                         const std::vector<Tensor>& depends_on) {
+  if (!any_requires_grad(depends_on)) return;
+  std::string name = node_name;
+  auto node = std::make_shared<FunctionNode>(
+      "NotDifferentiableTwice(" + name + ")", [name](tensor_list&) -> tensor_list {
+        TANDEM_CHECK(false,
+                     "backward: the gradient computed by ",
+                     name,
+                     " cannot be differentiated again (double backward through this op ",
+                     "is not implemented); create_graph works through elementwise ops, ",
+                     "reductions, matmul/linear, shape ops, relu/sigmoid/tanh/gelu, ",
+                     "softmax, log_softmax and DataParallel");
+        return {};
+      });
+  std::vector<Edge> edges;
+  for (const Tensor& t : depends_on) edges.push_back(gradient_edge(t));
+  node->set_next_edges(std::move(edges));
+  for (Tensor& r : results) {
+    if (!r.defined()) continue;
+    node->add_output_meta(r);
+    r = with_history(r, node, static_cast<uint32_t>(node->output_meta().size() - 1));
+  }
 }
 
 bool any_requires_grad(std::initializer_list<const Tensor*> inputs) {

@@ -99,15 +99,13 @@ Tensor& Tensor::detach_() {
 }
 
 void Tensor::backward(const Tensor& gradient,
-                      bool retain_graph,
+                      std::optional<bool> retain_graph,
                       bool create_graph) const {
-  TANDEM_CHECK(!create_graph,
-               "backward: create_graph (higher-order ",
-               "gradients) is not supported yet");
   autograd::backward(
       {*this},
       gradient.defined() ? autograd::tensor_list{gradient} : autograd::tensor_list{},
-      retain_graph);
+      retain_graph,
+      create_graph);
 }
 
 size_t Tensor::register_hook(TensorHook hook) const {

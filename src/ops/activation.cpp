@@ -3,7 +3,9 @@
 #include "tandem/ops/activation.h"
 
 #include "ops/op_utils.h"
+#include "tandem/autograd/grad_mode.h"
 #include "tandem/autograd/node.h"
+#include "tandem/ops/elementwise.h"
 
 namespace tandem {
 namespace {
@@ -40,14 +42,39 @@ Tensor backward_kernel(BinaryOp kind, const Tensor& g, const Tensor& saved) {
   return out;
 }
 
+// The fused kernels' formulas in recorded ops, for create_graph: the
+// gradient can then be differentiated again. gelu's second derivative has
+// no recorded form yet, so it refuses a second backward.
+Tensor recorded_backward(const char* node,
+                         BinaryOp kind,
+                         const Tensor& g,
+                         const Tensor& saved) {
+  switch (kind) {
+    case BinaryOp::ReluBackward:
+      return g * (saved > 0).to(g.dtype());
+    case BinaryOp::SigmoidBackwardFromResult:
+      return g * saved * (1 - saved);
+    case BinaryOp::TanhBackwardFromResult:
+      return g * (1 - saved * saved);
+    default: {
+      tensor_list result{backward_kernel(kind, g.contiguous(), saved)};
+      autograd::differentiable_once(node, result, {g, saved});
+      return result[0];
+    }
+  }
+}
+
 // Records a backward that needs either the input (`save_input`) or the
 // result of the forward.
 void record(
     const char* node, BinaryOp kind, const Tensor& x, Tensor& out, bool save_input) {
   if (!autograd::any_requires_grad({&x})) return;
-  SavedVariable saved(save_input ? x : out);
+  SavedVariable saved(save_input ? x : out, /*is_output=*/!save_input);
   autograd::record_function(node, {x}, {&out}, [=](const tensor_list& g) {
-    return tensor_list{backward_kernel(kind, g[0].contiguous(), saved.unpack(node))};
+    Tensor s = saved.unpack(node);
+    if (GradMode::is_enabled())
+      return tensor_list{recorded_backward(node, kind, g[0], s)};
+    return tensor_list{backward_kernel(kind, g[0].contiguous(), s)};
   });
 }
 

@@ -116,7 +116,9 @@ void record_backward(const Tensor& input,
                                                       x.detach().contiguous(),
                                                       w.detach().contiguous(),
                                                       params);
-        return tensor_list{gi, gw, gb};
+        tensor_list result{gi, gw, gb};
+        autograd::differentiable_once(node, result, {g[0], x, w});
+        return result;
       });
 }
 

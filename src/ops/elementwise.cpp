@@ -221,7 +221,7 @@ Tensor pow(const Tensor& base, const Tensor& exponent) {
   if (autograd::any_requires_grad({&base, &exponent})) {
     IntList sa = base.sizes(), sb = exponent.sizes();
     ScalarType ta = base.dtype(), tb = exponent.dtype();
-    SavedVariable vb(base), ve(exponent), vo(out);
+    SavedVariable vb(base), ve(exponent), vo(out, /*is_output=*/true);
     autograd::record_function(
         "PowBackward", {base, exponent}, {&out}, [=](const tensor_list& g) {
           Tensor b = vb.unpack("PowBackward"), e = ve.unpack("PowBackward");
@@ -307,7 +307,8 @@ Tensor neg(const Tensor& x) {
 
 Tensor exp(const Tensor& x) {
   Tensor out = floating_unary("exp", UnaryOp::Exp, x);
-  SavedVariable vo(autograd::any_requires_grad({&x}) ? out : Tensor());
+  SavedVariable vo(autograd::any_requires_grad({&x}) ? out : Tensor(),
+                   /*is_output=*/true);
   autograd::record_function("ExpBackward", {x}, {&out}, [vo](const tensor_list& g) {
     return tensor_list{g[0] * vo.unpack("ExpBackward")};
   });
@@ -325,7 +326,8 @@ Tensor log(const Tensor& x) {
 
 Tensor sqrt(const Tensor& x) {
   Tensor out = floating_unary("sqrt", UnaryOp::Sqrt, x);
-  SavedVariable vo(autograd::any_requires_grad({&x}) ? out : Tensor());
+  SavedVariable vo(autograd::any_requires_grad({&x}) ? out : Tensor(),
+                   /*is_output=*/true);
   autograd::record_function("SqrtBackward", {x}, {&out}, [vo](const tensor_list& g) {
     return tensor_list{g[0] / (vo.unpack("SqrtBackward") * 2)};
   });
@@ -357,7 +359,8 @@ Tensor square(const Tensor& x) { return pow(x, 2); }
 
 Tensor reciprocal(const Tensor& x) {
   Tensor out = floating_unary("reciprocal", UnaryOp::Reciprocal, x);
-  SavedVariable vo(autograd::any_requires_grad({&x}) ? out : Tensor());
+  SavedVariable vo(autograd::any_requires_grad({&x}) ? out : Tensor(),
+                   /*is_output=*/true);
   autograd::record_function(
       "ReciprocalBackward", {x}, {&out}, [vo](const tensor_list& g) {
         Tensor o = vo.unpack("ReciprocalBackward");

@@ -121,7 +121,11 @@ Tensor nll_loss_checked(const Tensor& log_probs,
             smoothing,
             scale,
             ignore_index);
-        return tensor_list{grad_in};
+        // Linear in g and independent of the log-probabilities: a second
+        // derivative is needed only when g itself has a history.
+        tensor_list result{grad_in};
+        autograd::differentiable_once("NllLossBackward", result, {g[0]});
+        return result;
       });
   return out;
 }

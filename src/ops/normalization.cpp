@@ -147,7 +147,8 @@ Tensor batch_norm(const Tensor& input,
   autograd::record_function(
       "BatchNormBackward", {input, weight, bias}, {&out}, [=](const tensor_list& g) {
         const char* node = "BatchNormBackward";
-        const Tensor x = saved_input.unpack(node).detach().contiguous();
+        const Tensor input_saved = saved_input.unpack(node);
+        const Tensor x = input_saved.detach().contiguous();
         const Tensor grad_out = g[0].contiguous();
         Tensor gi = detail::gradient_like(need_input, x);
         Tensor gw = detail::gradient_like(need_weight, {channels}, x);
@@ -164,7 +165,10 @@ Tensor batch_norm(const Tensor& input,
                                                    invstd,
                                                    w,
                                                    training);
-        return tensor_list{gi, gw, gb};
+        tensor_list result{gi, gw, gb};
+        autograd::differentiable_once(
+            node, result, {g[0], input_saved, saved_weight.unpack(node)});
+        return result;
       });
   return out;
 }
@@ -217,7 +221,8 @@ Tensor layer_norm(const Tensor& input,
   autograd::record_function(
       "LayerNormBackward", {input, weight, bias}, {&out}, [=](const tensor_list& g) {
         const char* node = "LayerNormBackward";
-        const Tensor x = saved_input.unpack(node).detach().contiguous();
+        const Tensor input_saved = saved_input.unpack(node);
+        const Tensor x = input_saved.detach().contiguous();
         const Tensor grad_out = g[0].contiguous();
         Tensor gi = detail::gradient_like(need_input, x);
         Tensor gw = detail::gradient_like(need_weight, normalized_shape, x);
@@ -240,7 +245,10 @@ Tensor layer_norm(const Tensor& input,
             if (t->defined()) detail::kernels_for(x).fill(*t, 0);
           }
         }
-        return tensor_list{gi, gw, gb};
+        tensor_list result{gi, gw, gb};
+        autograd::differentiable_once(
+            node, result, {g[0], input_saved, saved_weight.unpack(node)});
+        return result;
       });
   return out;
 }

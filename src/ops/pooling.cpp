@@ -139,7 +139,10 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(
             detail::kernels_for(grad_out).max_pool2d_backward(
                 as_planes(grad_in), as_planes(grad_out), as_planes(index));
           }
-          return tensor_list{grad_in};
+          // Linear in g and independent of the input's values.
+          tensor_list result{grad_in};
+          autograd::differentiable_once("MaxPool2dBackward", result, {g[0]});
+          return result;
         });
   }
   return {out, indices};
@@ -185,7 +188,9 @@ Tensor avg_pool2d(const Tensor& input,
             detail::kernels_for(grad_out).avg_pool2d_backward(
                 as_planes(grad_in), as_planes(grad_out), params, divisor);
           }
-          return tensor_list{grad_in};
+          tensor_list result{grad_in};
+          autograd::differentiable_once("AvgPool2dBackward", result, {g[0]});
+          return result;
         });
   }
   return out;

@@ -173,7 +173,7 @@ Tensor reduce_all(const char* op, ReduceOp kind, const Tensor& x) {
 Tensor extremum_all(const char* op, const char* node, ReduceOp kind, const Tensor& x) {
   Tensor out = reduce_all(op, kind, x);
   if (autograd::any_requires_grad({&x})) {
-    SavedVariable vx(x), vo(out);
+    SavedVariable vx(x), vo(out, /*is_output=*/true);
     autograd::record_function(node, {x}, {&out}, [=](const tensor_list& g) {
       // Ties share the gradient evenly, as in PyTorch.
       Tensor mask = eq(vx.unpack(node), vo.unpack(node));

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "ops/view_impl.h"
+#include "tandem/autograd/grad_mode.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/shape.h"
 
@@ -22,11 +23,22 @@ Tensor raw_select(const Tensor& x, int64_t dim, int64_t index) {
                           x.storage_offset() + index * x.strides()[dim]);
 }
 
-// A zero tensor of `sizes` with `g` copied into the part `slice` picks out.
-template <typename Slice>
-Tensor scatter_into_zeros(const Tensor& g, const IntList& sizes, Slice&& slice) {
-  Tensor out = zeros(sizes, TensorOptions(g.dtype()).device(g.device()));
-  Tensor part = slice(out);
+// A zero tensor of `sizes` holding `g` at [start, start + g.size(d)) along
+// d. Under create_graph the padding is a recorded cat, so the gradient can
+// be differentiated again.
+Tensor pad_along(const Tensor& g, const IntList& sizes, int64_t d, int64_t start) {
+  const int64_t length = g.sizes()[d];
+  const TensorOptions options = TensorOptions(g.dtype()).device(g.device());
+  if (GradMode::is_enabled()) {
+    auto zeros_along = [&](int64_t n) {
+      IntList shape = sizes;
+      shape[d] = n;
+      return zeros(shape, options);
+    };
+    return cat({zeros_along(start), g, zeros_along(sizes[d] - start - length)}, d);
+  }
+  Tensor out = zeros(sizes, options);
+  Tensor part = raw_narrow(out, d, start, length);
   detail::kernels_for(out).copy(part, g);
   return out;
 }
@@ -76,13 +88,8 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
                x.sizes());
   Tensor out = raw_narrow(x, d, start, length);
   detail::record_view(
-      "SliceBackward",
-      x,
-      {&out},
-      [sizes = x.sizes(), d, start, length](const tensor_list& g) {
-        return tensor_list{scatter_into_zeros(g[0], sizes, [&](const Tensor& z) {
-          return raw_narrow(z, d, start, length);
-        })};
+      "SliceBackward", x, {&out}, [sizes = x.sizes(), d, start](const tensor_list& g) {
+        return tensor_list{pad_along(g[0], sizes, d, start)};
       });
   return out;
 }
@@ -103,8 +110,7 @@ Tensor select(const Tensor& x, int64_t dim, int64_t index) {
   Tensor out = raw_select(x, d, index);
   detail::record_view(
       "SelectBackward", x, {&out}, [sizes = x.sizes(), d, index](const tensor_list& g) {
-        return tensor_list{scatter_into_zeros(
-            g[0], sizes, [&](const Tensor& z) { return raw_select(z, d, index); })};
+        return tensor_list{pad_along(g[0].unsqueeze(d), sizes, d, index)};
       });
   return out;
 }

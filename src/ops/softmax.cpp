@@ -7,7 +7,10 @@
 #include <algorithm>
 
 #include "ops/op_utils.h"
+#include "tandem/autograd/grad_mode.h"
 #include "tandem/autograd/node.h"
+#include "tandem/ops/elementwise.h"
+#include "tandem/ops/reduction.h"
 #include "tandem/ops/shape.h"
 
 namespace tandem {
@@ -26,6 +29,14 @@ Tensor rows_view(const Tensor& t, int64_t dim) {
       t, {outer, n, inner}, {n * inner, inner, 1}, t.storage_offset());
 }
 
+// The backward kernels' formulas in recorded ops, for create_graph (y is
+// the forward's result): softmax y * (g - sum(g * y)), log_softmax
+// g - exp(y) * sum(g), the sums along `dim`.
+Tensor recorded_backward(const Tensor& g, const Tensor& y, int64_t dim, bool log) {
+  auto row_sum = [&](const Tensor& t) { return y.dim() == 0 ? t : sum(t, {dim}, true); };
+  return log ? g - exp(y) * row_sum(g) : y * (g - row_sum(g * y));
+}
+
 Tensor softmax_impl(
     const char* op, const char* node, const Tensor& x, int64_t dim, bool log) {
   detail::check_defined(op, x, "input");
@@ -38,9 +49,10 @@ Tensor softmax_impl(
     detail::kernels_for(out).softmax(rows_view(out, dim), rows_view(in, dim), log);
   }
   if (!autograd::any_requires_grad({&x})) return out;
-  SavedVariable saved(out);
+  SavedVariable saved(out, /*is_output=*/true);
   autograd::record_function(node, {x}, {&out}, [=](const tensor_list& g) {
     Tensor y = saved.unpack(node);
+    if (GradMode::is_enabled()) return tensor_list{recorded_backward(g[0], y, dim, log)};
     Tensor grad_out = g[0].contiguous();
     Tensor grad_in = detail::make_empty(y.sizes(), y.dtype(), y.device());
     if (y.numel() > 0) {

@@ -146,6 +146,21 @@ void refresh_tensors(const Distinct& originals,
   }
 }
 
+// The replicas' gradients summed onto `destination` in replica order with
+// recorded ops, for create_graph: the sum can be differentiated again.
+tensor_list recorded_sum(const std::vector<std::vector<Tensor>>& per_replica,
+                         Device destination) {
+  tensor_list sums;
+  for (size_t i = 0; i < per_replica.front().size(); ++i) {
+    Tensor sum = per_replica.front()[i].to(destination);
+    for (size_t j = 1; j < per_replica.size(); ++j) {
+      sum = sum + per_replica[j][i].to(destination);
+    }
+    sums.push_back(sum);
+  }
+  return sums;
+}
+
 // Records the backward node of one replicate call (PyTorch's Broadcast):
 // inputs are the distinct originals that require grad, outputs their
 // copies on each replica, device-major; backward sums each original's
@@ -193,6 +208,7 @@ void record_broadcast(const Distinct& originals,
                                 std::make_move_iterator(all.begin() + (j + 1) * m));
         }
         all.clear();
+        if (GradMode::is_enabled()) return recorded_sum(per_replica, destination);
         return detail::reduce_add_consuming(std::move(per_replica), destination);
       });
   for (auto [slot, output_nr] : shared_slots)

@@ -41,7 +41,7 @@ TEST(Grad, UnusedInputIsAnErrorUnlessAllowed) {
         autograd::grad({y}, {x, unused}, {}, true);
       },
       "input 1 (shape [1]) was not used"));
-  tensor_list g = autograd::grad({y}, {x, unused}, {}, false, /*allow_unused=*/true);
+  tensor_list g = autograd::grad({y}, {x, unused}, {}, {}, false, /*allow_unused=*/true);
   EXPECT_EQ(g[0].item<double>(), 2.0);
   EXPECT_FALSE(g[1].defined());
 }

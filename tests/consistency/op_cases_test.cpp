@@ -3,7 +3,9 @@
 //   - on cpu:0 in float64: the reference, forward and gradients;
 //   - on cpu:1: same values, outputs and gradients on cpu:1;
 //   - in float32: close to the reference (rtol 1e-4);
-//   - through gradcheck in float64.
+//   - through gradcheck in float64;
+//   - through gradgradcheck in float64 (second derivatives, create_graph),
+//     or, for ops whose backward is a kernel, a clear refusal.
 // A new op without a row here fails review (STYLE.md, recommendation 15).
 #include <functional>
 #include <string>
@@ -444,6 +446,36 @@ TEST_P(OpConsistency, DevicesDtypesAndGradcheck) {
 
   auto check = autograd::gradcheck(c.fn, inputs);
   EXPECT_TRUE(check) << check.message;
+}
+
+// Rows whose backward runs kernels autograd cannot record: under
+// create_graph their gradient refuses a second backward with a clear error
+// (Note [Double backward]) rather than giving a wrong second derivative.
+bool differentiable_once(const std::string& name) {
+  for (const char* prefix : {"gelu",
+                             "conv2d",
+                             "max_pool2d",
+                             "avg_pool2d",
+                             "batch_norm",
+                             "layer_norm",
+                             "nll_loss",
+                             "cross_entropy"}) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+TEST_P(OpConsistency, SecondDerivativesOrAClearRefusal) {
+  const OpCase& c = GetParam();
+  const tensor_list inputs = reference_inputs(c);
+  if (differentiable_once(c.name)) {
+    EXPECT_TRUE(testing::throws_with([&] { autograd::gradgradcheck(c.fn, inputs); },
+                                     "cannot be differentiated again"))
+        << c.name;
+    return;
+  }
+  auto check = autograd::gradgradcheck(c.fn, inputs);
+  EXPECT_TRUE(check) << c.name << ": " << check.message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops,

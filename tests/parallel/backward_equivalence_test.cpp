@@ -1,5 +1,6 @@
 // DataParallel training equals single-device training on the whole batch
-// (spec cases 32, 37, 38): gradients after one backward and parameters after
+// (spec cases 32, 33, 37, 38): gradients after one backward (and, through
+// create_graph, second derivatives) and parameters after
 // five SGD steps, over 1-4 logical CPU devices, float64 and float32,
 // including batches smaller than the device count and uneven splits.
 #include "parallel/parallel_testing.h"
@@ -148,6 +149,38 @@ TEST(DataParallelBackward, FiveSgdStepsMatchSingleDeviceTraining) {
       }
     }
   }
+}
+
+// A gradient penalty through DataParallel (spec case 33): the input
+// gradient taken with create_graph, averaged, then backward. d/dW of
+// mean(dy/dx) is 2/8 per weight; the bias gets a zero gradient, not none,
+// as every replicated parameter does after a multi-replica backward.
+TEST(DataParallelBackward, GradientPenaltyThroughDoubleBackward) {
+  nn::Linear linear(4, 1);
+  nn::DataParallel dp(linear, nn::DataParallelOptions().device_ids(cpu_devices(2)));
+  const Tensor x = tandem::ones({2, 4}).requires_grad_();
+  const Tensor g =
+      tandem::autograd::grad({dp(x).sum()}, {x}, {}, {}, /*create_graph=*/true)[0];
+  ASSERT_TRUE(g.requires_grad());
+  EXPECT_TRUE(all_close(g, linear->weight.detach().expand({2, 4})));
+  g.mean().backward();
+  EXPECT_TRUE(all_close(linear->weight.grad(), tandem::full({1, 4}, 0.25)));
+  ASSERT_TRUE(linear->bias.grad().defined());
+  EXPECT_TRUE(all_close(linear->bias.grad(), tandem::zeros({1})));
+}
+
+// The penalty's gradients with respect to the weights equal one device's,
+// checked against finite differences through DataParallel over 3 devices.
+TEST(DataParallelBackward, SecondDerivativesPassGradgradcheck) {
+  auto net = make_mlp(3, 5, 2);
+  net->to(tandem::kFloat64);
+  nn::DataParallel dp(net, nn::DataParallelOptions().device_ids(cpu_devices(3)));
+  const Tensor x = tandem::randn({5, 3}, tandem::kFloat64).requires_grad_();
+  tandem::autograd::tensor_list inputs{x};
+  for (const Tensor& p : net->parameters()) inputs.push_back(p);
+  const auto result = tandem::autograd::gradgradcheck(
+      [&](const tandem::autograd::tensor_list& in) { return dp(in[0]); }, inputs);
+  EXPECT_TRUE(result.ok) << result.message;
 }
 
 // x * t_rg + t_not_rg with t_rg a buffer that requires grad (spec case 34).

@@ -1,4 +1,5 @@
-// gradcheck: compares autograd's gradients with central finite differences.
+// gradcheck: compares autograd's gradients with central finite differences
+// (gradgradcheck: the gradients' own gradients, for create_graph).
 //
 // `fn` maps the inputs to one output tensor; every input that requires grad
 // is perturbed one element at a time by +-eps, and the numerical Jacobian
@@ -37,5 +38,14 @@ using GradcheckFn = std::function<Tensor(const tensor_list&)>;
 GradcheckResult gradcheck(const GradcheckFn& fn,
                           const tensor_list& inputs,
                           const GradcheckOptions& options = {});
+
+/// Checks second derivatives the same way: the first-order gradients of
+/// fn (for a random output weighting v that itself requires grad, taken
+/// with create_graph) are checked by gradcheck against finite differences
+/// of those gradients, with respect to the inputs and to v. PyTorch's
+/// gradgradcheck.
+GradcheckResult gradgradcheck(const GradcheckFn& fn,
+                              const tensor_list& inputs,
+                              const GradcheckOptions& options = {});
 
 }  // namespace tandem::autograd

@@ -118,17 +118,40 @@ class AccumulateGrad final : public Node {
 
 /// A tensor kept for backward. unpack() refuses it if an in-place op changed
 /// it after it was saved, naming the node that needed it.
+///
+/// Under create_graph (grad mode on while the engine runs a formula),
+/// unpack() gives the tensor back with its history, so the formula's ops
+/// are recorded against it and can be differentiated again: a leaf comes
+/// back as itself, a non-leaf with the grad_fn it had when saved, and an
+/// output of the saving node (`is_output`: saved before the node existed)
+/// with that node as its grad_fn. Otherwise unpack() returns a plain
+/// detached tensor, as cheap as before. See Note [Double backward].
 class SavedVariable {
  public:
   SavedVariable() = default;
-  explicit SavedVariable(const Tensor& t);
+  explicit SavedVariable(const Tensor& t, bool is_output = false, uint32_t output_nr = 0);
   Tensor unpack(const char* node_name) const;
   bool defined() const { return data_.defined(); }
 
  private:
   Tensor data_;
   uint32_t saved_version_ = 0;
+  // Where data_'s gradient went when it was saved (see the class comment).
+  std::shared_ptr<TensorImpl> leaf_;
+  std::shared_ptr<Node> grad_fn_;
+  uint32_t output_nr_ = 0;
+  bool is_output_ = false;
 };
+
+/// For backward formulas computed by kernels autograd cannot record (they
+/// return plain tensors): under create_graph, when any of `depends_on` (the
+/// formula's incoming gradients and the saved tensors its result depends
+/// on) requires grad, gives each defined result a history that throws a
+/// clear error if a later backward reaches it, instead of a silently wrong
+/// (missing) second derivative. PyTorch's once_differentiable.
+void differentiable_once(const char* node_name,
+                         tensor_list& results,
+                         const std::vector<Tensor>& depends_on);
 
 /// Whether an op on these inputs must record history.
 bool any_requires_grad(std::initializer_list<const Tensor*> inputs);

@@ -129,8 +129,10 @@ class Tensor {
   /// A tensor sharing storage, without history and not requiring grad.
   Tensor detach() const;
   Tensor& detach_();
+  /// retain_graph defaults to create_graph; create_graph records the
+  /// backward pass so the gradients can be differentiated again.
   void backward(const Tensor& gradient = Tensor(),
-                bool retain_graph = false,
+                std::optional<bool> retain_graph = std::nullopt,
                 bool create_graph = false) const;
   /// Called with the gradient of this tensor during backward; a defined
   /// return value replaces that gradient. Returns a handle for removal.
