@@ -200,8 +200,9 @@ Tensor SavedVariable::unpack(const char* node_name) const {
 // the ops a formula uses record a graph of their own, against the saved
 // tensors' histories (SavedVariable::unpack) and the incoming gradients.
 // Most formulas are written with differentiable ops and need nothing
-// more. Formulas that call kernels directly (fused activation backwards,
-// convolution, pooling, normalisation) return tensors with no history;
+// more; those that call fused kernels (activations, softmax, conv2d) have
+// a recorded variant they take under grad mode. Kernel formulas without
+// one (pooling, normalisation, gelu) return tensors with no history;
 // differentiable_once() gives those a node that fails loudly if a second
 // backward reaches it, naming the op, rather than letting a second
 // derivative silently come out as zero.
@@ -217,8 +218,8 @@ void differentiable_once(const char* node_name,
                      name,
                      " cannot be differentiated again (double backward through this op ",
                      "is not implemented); create_graph works through elementwise ops, ",
-                     "reductions, matmul/linear, shape ops, relu/sigmoid/tanh/gelu, ",
-                     "softmax, log_softmax and DataParallel");
+                     "reductions, matmul/linear, conv2d, shape and indexing ops, ",
+                     "relu/sigmoid/tanh, softmax/log_softmax and DataParallel");
         return {};
       });
   std::vector<Edge> edges;

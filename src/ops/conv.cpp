@@ -1,8 +1,11 @@
 // conv2d: argument checks in PyTorch's terms, the kernel call and the
-// backward node. The arithmetic (im2col + GEMM) is in backend/cpu/conv.cpp.
+// backward node. The arithmetic (im2col + GEMM) is in backend/cpu/conv.cpp;
+// under create_graph the backward is conv_recorded_backward.cpp's instead.
 #include "tandem/ops/conv.h"
 
+#include "ops/conv_recorded_backward.h"
 #include "ops/op_utils.h"
+#include "tandem/autograd/grad_mode.h"
 #include "tandem/autograd/node.h"
 #include "tandem/ops/shape.h"
 
@@ -105,6 +108,10 @@ void record_backward(const Tensor& input,
       "Conv2dBackward", {input, weight, bias}, {&out}, [=](const tensor_list& g) {
         const char* node = "Conv2dBackward";
         const Tensor x = saved_input.unpack(node), w = saved_weight.unpack(node);
+        if (GradMode::is_enabled()) {
+          return detail::recorded_conv2d_backward(
+              g[0], x, w, params, need_input, need_weight, need_bias);
+        }
         const Tensor grad_out = g[0].contiguous();
         Tensor gi = detail::gradient_like(need_input, x);
         Tensor gw = detail::gradient_like(need_weight, w);
@@ -116,9 +123,7 @@ void record_backward(const Tensor& input,
                                                       x.detach().contiguous(),
                                                       w.detach().contiguous(),
                                                       params);
-        tensor_list result{gi, gw, gb};
-        autograd::differentiable_once(node, result, {g[0], x, w});
-        return result;
+        return tensor_list{gi, gw, gb};
       });
 }
 
