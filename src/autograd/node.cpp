@@ -200,9 +200,10 @@ Tensor SavedVariable::unpack(const char* node_name) const {
 // the ops a formula uses record a graph of their own, against the saved
 // tensors' histories (SavedVariable::unpack) and the incoming gradients.
 // Most formulas are written with differentiable ops and need nothing
-// more; those that call fused kernels (activations, softmax, conv2d) have
-// a recorded variant they take under grad mode. Kernel formulas without
-// one (pooling, normalisation, gelu) return tensors with no history;
+// more; those that call fused kernels (activations, softmax, conv2d,
+// max pooling, normalisation) have a recorded variant they take under grad
+// mode. Kernel formulas without one (avg_pool2d, gelu, and nll_loss when
+// its incoming gradient itself has a history) return tensors with no history;
 // differentiable_once() gives those a node that fails loudly if a second
 // backward reaches it, naming the op, rather than letting a second
 // derivative silently come out as zero.
@@ -218,8 +219,9 @@ void differentiable_once(const char* node_name,
                      name,
                      " cannot be differentiated again (double backward through this op ",
                      "is not implemented); create_graph works through elementwise ops, ",
-                     "reductions, matmul/linear, conv2d, shape and indexing ops, ",
-                     "relu/sigmoid/tanh, softmax/log_softmax and DataParallel");
+                     "reductions, matmul/linear, conv2d, max_pool2d, batch_norm, ",
+                     "layer_norm, shape and indexing ops, relu/sigmoid/tanh, ",
+                     "softmax/log_softmax and DataParallel");
         return {};
       });
   std::vector<Edge> edges;

@@ -1,12 +1,14 @@
 // batch_norm and layer_norm: argument checks, the running-statistics update
 // and the backward nodes. The per-channel and per-row arithmetic is in
-// backend/cpu/normalization.cpp.
+// backend/cpu/normalization.cpp; under create_graph the backward is
+// norm_recorded_backward.cpp's instead.
 #include "tandem/ops/normalization.h"
 
 #include <algorithm>
 #include <initializer_list>
 #include <utility>
 
+#include "ops/norm_recorded_backward.h"
 #include "ops/op_utils.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/autograd/node.h"
@@ -148,6 +150,17 @@ Tensor batch_norm(const Tensor& input,
       "BatchNormBackward", {input, weight, bias}, {&out}, [=](const tensor_list& g) {
         const char* node = "BatchNormBackward";
         const Tensor input_saved = saved_input.unpack(node);
+        if (GradMode::is_enabled()) {
+          return detail::recorded_batch_norm_backward(
+              g[0],
+              input_saved,
+              saved_weight.unpack(node),
+              training,
+              mean,
+              invstd,
+              eps,
+              {need_input, need_weight, need_bias});
+        }
         const Tensor x = input_saved.detach().contiguous();
         const Tensor grad_out = g[0].contiguous();
         Tensor gi = detail::gradient_like(need_input, x);
@@ -165,10 +178,7 @@ Tensor batch_norm(const Tensor& input,
                                                    invstd,
                                                    w,
                                                    training);
-        tensor_list result{gi, gw, gb};
-        autograd::differentiable_once(
-            node, result, {g[0], input_saved, saved_weight.unpack(node)});
-        return result;
+        return tensor_list{gi, gw, gb};
       });
   return out;
 }
@@ -222,6 +232,15 @@ Tensor layer_norm(const Tensor& input,
       "LayerNormBackward", {input, weight, bias}, {&out}, [=](const tensor_list& g) {
         const char* node = "LayerNormBackward";
         const Tensor input_saved = saved_input.unpack(node);
+        if (GradMode::is_enabled()) {
+          return detail::recorded_layer_norm_backward(
+              g[0],
+              input_saved,
+              saved_weight.unpack(node),
+              k,
+              eps,
+              {need_input, need_weight, need_bias});
+        }
         const Tensor x = input_saved.detach().contiguous();
         const Tensor grad_out = g[0].contiguous();
         Tensor gi = detail::gradient_like(need_input, x);
@@ -245,10 +264,7 @@ Tensor layer_norm(const Tensor& input,
             if (t->defined()) detail::kernels_for(x).fill(*t, 0);
           }
         }
-        tensor_list result{gi, gw, gb};
-        autograd::differentiable_once(
-            node, result, {g[0], input_saved, saved_weight.unpack(node)});
-        return result;
+        return tensor_list{gi, gw, gb};
       });
   return out;
 }

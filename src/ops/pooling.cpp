@@ -4,7 +4,11 @@
 #include "tandem/ops/pooling.h"
 
 #include "ops/op_utils.h"
+#include "tandem/autograd/grad_mode.h"
 #include "tandem/autograd/node.h"
+#include "tandem/ops/elementwise.h"
+#include "tandem/ops/factory.h"
+#include "tandem/ops/indexing.h"
 
 namespace tandem {
 namespace {
@@ -105,6 +109,23 @@ Tensor as_planes(const Tensor& t) {
   return detail::raw_view(t, {planes, h, w}, {h * w, w, 1}, t.storage_offset());
 }
 
+// max_pool2d's backward with recorded ops, for create_graph: each output's
+// gradient added at its window's argmax (a scatter_add per plane, so the
+// result is differentiable in g). Index -1 (a window of padding only) sends
+// nothing.
+Tensor recorded_max_pool_backward(const Tensor& g,
+                                  const Tensor& index,
+                                  const IntList& input_shape) {
+  const int64_t plane = input_shape.end()[-2] * input_shape.end()[-1];
+  const int64_t planes = plane == 0 ? 0 : numel_of(input_shape) / plane;
+  const int64_t outputs = g.size(-2) * g.size(-1);
+  const Tensor valid = index >= 0;
+  const Tensor targets = (index * valid.to(kInt64)).reshape({planes, outputs});
+  const Tensor sources = (g * valid.to(g.dtype())).reshape({planes, outputs});
+  return scatter_add(zeros({planes, plane}, g.options()), 1, targets, sources)
+      .reshape(input_shape);
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor> max_pool2d_with_indices(
@@ -132,6 +153,9 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(
     autograd::record_function(
         "MaxPool2dBackward", {input}, {&out}, [=](const tensor_list& g) {
           const Tensor index = saved_indices.unpack("MaxPool2dBackward");
+          if (GradMode::is_enabled()) {
+            return tensor_list{recorded_max_pool_backward(g[0], index, input_shape)};
+          }
           const Tensor grad_out = g[0].contiguous();
           Tensor grad_in =
               detail::make_empty(input_shape, grad_out.dtype(), grad_out.device());
@@ -139,10 +163,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(
             detail::kernels_for(grad_out).max_pool2d_backward(
                 as_planes(grad_in), as_planes(grad_out), as_planes(index));
           }
-          // Linear in g and independent of the input's values.
-          tensor_list result{grad_in};
-          autograd::differentiable_once("MaxPool2dBackward", result, {g[0]});
-          return result;
+          return tensor_list{grad_in};
         });
   }
   return {out, indices};

@@ -139,10 +139,10 @@ TEST(DoubleBackward, RecordedConvolutionBackwardEqualsTheKernels) {
 
 TEST(DoubleBackward, KernelBackwardRefusesASecondBackwardByName) {
   Tensor x = randn({1, 2, 5, 5}, kFloat64).requires_grad_();
-  Tensor g = autograd::grad({square(max_pool2d(x, 2)).sum()}, {x}, {}, {}, true)[0];
+  Tensor g = autograd::grad({square(avg_pool2d(x, 2)).sum()}, {x}, {}, {}, true)[0];
   EXPECT_TRUE(g.requires_grad());
   EXPECT_TRUE(throws_with([&] { g.sum().backward(); },
-                          "MaxPool2dBackward cannot be differentiated again"));
+                          "AvgPool2dBackward cannot be differentiated again"));
 }
 
 // A formula whose first derivative is right but which drops the saved
