@@ -77,10 +77,10 @@ void compute_dependencies(GraphTask& task, const std::vector<Edge>& roots) {
 // A post-order walk with an explicit stack: graphs can be far deeper than
 // the call stack.
 void compute_needed(GraphTask& task, const std::vector<Edge>& roots) {
-  std::unordered_map<Node*, bool> needed_of;    // filled once a node is finished
+  std::unordered_map<Node*, bool> reaches_of;   // a capture, once the node is finished
   std::vector<std::pair<Node*, size_t>> stack;  // node, next edge to look at
   for (const Edge& root : roots) {
-    if (!needed_of.count(root.node.get())) stack.emplace_back(root.node.get(), 0);
+    if (!reaches_of.count(root.node.get())) stack.emplace_back(root.node.get(), 0);
     while (!stack.empty()) {
       Node* node = stack.back().first;
       const std::vector<Edge>& edges = node->next_edges();
@@ -88,14 +88,16 @@ void compute_needed(GraphTask& task, const std::vector<Edge>& roots) {
       if (next < edges.size()) {
         Node* child = edges[next++].node.get();
         // The graph is acyclic, so an unfinished child is not on the stack.
-        if (child != nullptr && !needed_of.count(child)) stack.emplace_back(child, 0);
+        if (child != nullptr && !reaches_of.count(child)) stack.emplace_back(child, 0);
         continue;
       }
-      bool needed = task.captures.count(node) > 0;
+      // A node runs only if a capture lies beyond it; a node that is
+      // itself captured (the grad_fn of a requested non-leaf) is not run.
+      bool leads_to_capture = false;
       for (const Edge& e : edges)
-        needed = needed || (e.valid() && needed_of.at(e.node.get()));
-      needed_of[node] = needed;
-      if (needed) task.needed.insert(node);
+        leads_to_capture = leads_to_capture || (e.valid() && reaches_of.at(e.node.get()));
+      reaches_of[node] = leads_to_capture || task.captures.count(node) > 0;
+      if (leads_to_capture) task.needed.insert(node);
       stack.pop_back();
     }
   }

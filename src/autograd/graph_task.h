@@ -35,7 +35,8 @@ struct GraphTask {
   bool threaded = false;      // nodes run on their devices' executor threads
   // autograd::grad: where to capture each requested input's gradient.
   std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;
-  // autograd::grad: nodes that lead to a captured input; others are skipped.
+  // autograd::grad: nodes beyond which a captured input lies; others
+  // (captured ones included) are skipped.
   std::unordered_set<Node*> needed;
   std::set<Device> devices;  // of every node in the graph
 
@@ -61,7 +62,7 @@ struct GraphTask {
 /// and records the devices of those nodes.
 void compute_dependencies(GraphTask& task, const std::vector<Edge>& roots);
 
-/// Marks the nodes from which some captured node can be reached.
+/// Marks the nodes that must run: those beyond which a captured node lies.
 void compute_needed(GraphTask& task, const std::vector<Edge>& roots);
 
 /// The task whose node this thread is running (for queue_callback), or null.

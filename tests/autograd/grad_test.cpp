@@ -32,6 +32,23 @@ TEST(Grad, OfAnIntermediateTensor) {
   EXPECT_FALSE(x.grad().defined());
 }
 
+// The gradient of a non-leaf is captured where it arrives; the node that
+// made it, and everything below, does not run.
+TEST(Grad, DoesNotRunTheNodesBelowACapturedTensor) {
+  Tensor x = tensor({1.0, 2.0}, f64_grad());
+  int runs = 0;
+  Tensor h = x.detach() * 2;
+  autograd::record_function("Counting", {x}, {&h}, [&runs](tensor_list& g) {
+    ++runs;
+    return tensor_list{g[0] * 2};
+  });
+  tensor_list g = autograd::grad({(h * h).sum()}, {h});
+  EXPECT_TRUE(all_close(g[0], tensor({4.0, 8.0})));
+  EXPECT_EQ(runs, 0);
+  autograd::grad({(h * h).sum()}, {x});
+  EXPECT_EQ(runs, 1);
+}
+
 TEST(Grad, UnusedInputIsAnErrorUnlessAllowed) {
   Tensor x = tensor({1.0}, f64_grad());
   Tensor unused = tensor({5.0}, f64_grad());
