@@ -202,8 +202,9 @@ Tensor SavedVariable::unpack(const char* node_name) const {
 // Most formulas are written with differentiable ops and need nothing
 // more; those that call fused kernels (activations, softmax, conv2d,
 // max pooling, normalisation) have a recorded variant they take under grad
-// mode. Kernel formulas without one (avg_pool2d, gelu, and nll_loss when
-// its incoming gradient itself has a history) return tensors with no history;
+// mode (a formula linear in g can record its adjoint, the forward op, as
+// its backward). Kernel formulas without one (gelu, and nll_loss when its
+// incoming gradient itself has a history) return tensors with no history;
 // differentiable_once() gives those a node that fails loudly if a second
 // backward reaches it, naming the op, rather than letting a second
 // derivative silently come out as zero.
@@ -219,7 +220,7 @@ void differentiable_once(const char* node_name,
                      name,
                      " cannot be differentiated again (double backward through this op ",
                      "is not implemented); create_graph works through elementwise ops, ",
-                     "reductions, matmul/linear, conv2d, max_pool2d, batch_norm, ",
+                     "reductions, matmul/linear, conv2d, pooling, batch_norm, ",
                      "layer_norm, shape and indexing ops, relu/sigmoid/tanh, ",
                      "softmax/log_softmax and DataParallel");
         return {};

@@ -209,9 +209,21 @@ Tensor avg_pool2d(const Tensor& input,
             detail::kernels_for(grad_out).avg_pool2d_backward(
                 as_planes(grad_in), as_planes(grad_out), params, divisor);
           }
-          tensor_list result{grad_in};
-          autograd::differentiable_once("AvgPool2dBackward", result, {g[0]});
-          return result;
+          // Linear in g (the pooling's adjoint), so under create_graph its
+          // own backward is the pooling again.
+          autograd::record_function("AvgPool2dBackwardBackward",
+                                    {g[0]},
+                                    {&grad_in},
+                                    [=](const tensor_list& gg) {
+                                      return tensor_list{avg_pool2d(gg[0],
+                                                                    kernel_size,
+                                                                    stride,
+                                                                    padding,
+                                                                    ceil_mode,
+                                                                    count_include_pad,
+                                                                    divisor_override)};
+                                    });
+          return tensor_list{grad_in};
         });
   }
   return out;
