@@ -200,40 +200,12 @@ Tensor SavedVariable::unpack(const char* node_name) const {
 // the ops a formula uses record a graph of their own, against the saved
 // tensors' histories (SavedVariable::unpack) and the incoming gradients.
 // Most formulas are written with differentiable ops and need nothing
-// more; those that call fused kernels (activations, softmax, conv2d,
-// max pooling, normalisation) have a recorded variant they take under grad
-// mode (a formula linear in g can record its adjoint, the forward op, as
-// its backward). Kernel formulas without one (gelu, and nll_loss when its
-// incoming gradient itself has a history) return tensors with no history;
-// differentiable_once() gives those a node that fails loudly if a second
-// backward reaches it, naming the op, rather than letting a second
-// derivative silently come out as zero.
-void differentiable_once(const char* node_name,
-                         tensor_list& results,
-                         const std::vector<Tensor>& depends_on) {
-  if (!any_requires_grad(depends_on)) return;
-  std::string name = node_name;
-  auto node = std::make_shared<FunctionNode>(
-      "NotDifferentiableTwice(" + name + ")", [name](tensor_list&) -> tensor_list {
-        TANDEM_CHECK(false,
-                     "backward: the gradient computed by ",
-                     name,
-                     " cannot be differentiated again (double backward through this op ",
-                     "is not implemented); create_graph works through elementwise ops, ",
-                     "reductions, matmul/linear, conv2d, pooling, batch_norm, ",
-                     "layer_norm, shape and indexing ops, relu/sigmoid/tanh, ",
-                     "softmax/log_softmax and DataParallel");
-        return {};
-      });
-  std::vector<Edge> edges;
-  for (const Tensor& t : depends_on) edges.push_back(gradient_edge(t));
-  node->set_next_edges(std::move(edges));
-  for (Tensor& r : results) {
-    if (!r.defined()) continue;
-    node->add_output_meta(r);
-    r = with_history(r, node, static_cast<uint32_t>(node->output_meta().size() - 1));
-  }
-}
+// more. Those that call fused kernels (activations, softmax, conv2d,
+// pooling, normalisation, nll_loss) take a recorded variant under grad
+// mode: the same formula in recorded ops, or, for a formula linear in g,
+// the kernel's result with the forward op recorded as its backward (the
+// adjoint of the adjoint). The op table (tests/consistency) checks every
+// recorded variant against its kernel and by gradgradcheck.
 
 bool any_requires_grad(std::initializer_list<const Tensor*> inputs) {
   if (!GradMode::is_enabled()) return false;

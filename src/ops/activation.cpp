@@ -6,6 +6,7 @@
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/autograd/node.h"
 #include "tandem/ops/elementwise.h"
+#include "tandem/ops/factory.h"
 
 namespace tandem {
 namespace {
@@ -42,13 +43,27 @@ Tensor backward_kernel(BinaryOp kind, const Tensor& g, const Tensor& saved) {
   return out;
 }
 
+// gelu''(x) in recorded ops (so it can be differentiated again).
+// Exact: phi(x) (2 - x^2), phi the standard normal density. Tanh form,
+// y = x (1 + t) / 2 with t = tanh(u), u = c (x + k x^3):
+// (1 - t^2) (u' - x t u'^2 + x u'' / 2).
+Tensor gelu_second_derivative(BinaryOp kind, const Tensor& x) {
+  constexpr double kInvSqrt2Pi = 0.3989422804014327;
+  constexpr double kSqrt2OverPi = 0.7978845608028654;
+  constexpr double kCubic = 0.044715;
+  if (kind == BinaryOp::GeluBackward) {
+    return exp(square(x) * -0.5) * kInvSqrt2Pi * (2 - square(x));
+  }
+  const Tensor t = tanh((x + pow(x, 3) * kCubic) * kSqrt2OverPi);
+  const Tensor du = (1 + square(x) * (3 * kCubic)) * kSqrt2OverPi;
+  const Tensor ddu = x * (6 * kCubic * kSqrt2OverPi);
+  return (1 - square(t)) * (du - x * t * square(du) + x * ddu * 0.5);
+}
+
 // The fused kernels' formulas in recorded ops, for create_graph: the
-// gradient can then be differentiated again. gelu's second derivative has
-// no recorded form yet, so it refuses a second backward.
-Tensor recorded_backward(const char* node,
-                         BinaryOp kind,
-                         const Tensor& g,
-                         const Tensor& saved) {
+// gradient can then be differentiated again. For gelu, g * gelu'(x) with
+// gelu'(x) from the kernel and its own derivative recorded beside it.
+Tensor recorded_backward(BinaryOp kind, const Tensor& g, const Tensor& saved) {
   switch (kind) {
     case BinaryOp::ReluBackward:
       return g * (saved > 0).to(g.dtype());
@@ -57,9 +72,16 @@ Tensor recorded_backward(const char* node,
     case BinaryOp::TanhBackwardFromResult:
       return g * (1 - saved * saved);
     default: {
-      tensor_list result{backward_kernel(kind, g.contiguous(), saved)};
-      autograd::differentiable_once(node, result, {g, saved});
-      return result[0];
+      Tensor slope = backward_kernel(kind, ones_like(saved), saved);
+      autograd::record_function(
+          "GeluSlopeBackward",
+          {saved},
+          {&slope},
+          [kind, x = SavedVariable(saved)](const tensor_list& gg) {
+            return tensor_list{
+                gg[0] * gelu_second_derivative(kind, x.unpack("GeluSlopeBackward"))};
+          });
+      return g * slope;
     }
   }
 }
@@ -72,8 +94,7 @@ void record(
   SavedVariable saved(save_input ? x : out, /*is_output=*/!save_input);
   autograd::record_function(node, {x}, {&out}, [=](const tensor_list& g) {
     Tensor s = saved.unpack(node);
-    if (GradMode::is_enabled())
-      return tensor_list{recorded_backward(node, kind, g[0], s)};
+    if (GradMode::is_enabled()) return tensor_list{recorded_backward(kind, g[0], s)};
     return tensor_list{backward_kernel(kind, g[0].contiguous(), s)};
   });
 }

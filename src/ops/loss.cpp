@@ -121,11 +121,18 @@ Tensor nll_loss_checked(const Tensor& log_probs,
             smoothing,
             scale,
             ignore_index);
-        // Linear in g and independent of the log-probabilities: a second
-        // derivative is needed only when g itself has a history.
-        tensor_list result{grad_in};
-        autograd::differentiable_once("NllLossBackward", result, {g[0]});
-        return result;
+        // Linear in g, as the loss is in the log-probabilities: under
+        // create_graph its own backward is the loss again.
+        autograd::record_function(
+            "NllLossBackwardBackward", {g[0]}, {&grad_in}, [=](const tensor_list& gg) {
+              return tensor_list{nll_loss_checked(gg[0],
+                                                  saved_target.unpack("NllLossBackward"),
+                                                  saved_weight.unpack("NllLossBackward"),
+                                                  reduction,
+                                                  ignore_index,
+                                                  smoothing)};
+            });
+        return tensor_list{grad_in};
       });
   return out;
 }

@@ -137,14 +137,6 @@ TEST(DoubleBackward, RecordedConvolutionBackwardEqualsTheKernels) {
   EXPECT_GT(checked, 250);
 }
 
-TEST(DoubleBackward, KernelBackwardRefusesASecondBackwardByName) {
-  Tensor x = randn({2, 5}, kFloat64).requires_grad_();
-  Tensor g = autograd::grad({square(gelu(x)).sum()}, {x}, {}, {}, true)[0];
-  EXPECT_TRUE(g.requires_grad());
-  EXPECT_TRUE(throws_with([&] { g.sum().backward(); },
-                          "GeluBackward cannot be differentiated again"));
-}
-
 // A formula whose first derivative is right but which drops the saved
 // tensor's history: gradgradcheck must notice.
 TEST(DoubleBackward, GradgradcheckCatchesAWrongSecondDerivative) {

@@ -4,8 +4,8 @@
 //   - on cpu:1: same values, outputs and gradients on cpu:1;
 //   - in float32: close to the reference (rtol 1e-4);
 //   - through gradcheck in float64;
-//   - through gradgradcheck in float64 (second derivatives, create_graph),
-//     or, for ops whose backward is a kernel, a clear refusal.
+//   - under create_graph: the recorded backward equals the kernels', and
+//     passes gradgradcheck in float64 (second derivatives).
 // A new op without a row here fails review (STYLE.md, recommendation 15).
 #include <functional>
 #include <string>
@@ -448,25 +448,9 @@ TEST_P(OpConsistency, DevicesDtypesAndGradcheck) {
   EXPECT_TRUE(check) << check.message;
 }
 
-// Rows whose backward runs kernels autograd cannot record: under
-// create_graph their gradient refuses a second backward with a clear error
-// (Note [Double backward]) rather than giving a wrong second derivative.
-bool differentiable_once(const std::string& name) {
-  for (const char* prefix : {"gelu", "nll_loss", "cross_entropy"}) {
-    if (name.rfind(prefix, 0) == 0) return true;
-  }
-  return false;
-}
-
-TEST_P(OpConsistency, SecondDerivativesOrAClearRefusal) {
+TEST_P(OpConsistency, SecondDerivatives) {
   const OpCase& c = GetParam();
   const tensor_list inputs = reference_inputs(c);
-  if (differentiable_once(c.name)) {
-    EXPECT_TRUE(testing::throws_with([&] { autograd::gradgradcheck(c.fn, inputs); },
-                                     "cannot be differentiated again"))
-        << c.name;
-    return;
-  }
   // The recorded formulas give the kernels' first derivatives...
   tensor_list wanted;
   for (const Tensor& t : inputs) {

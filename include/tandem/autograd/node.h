@@ -143,16 +143,6 @@ class SavedVariable {
   bool is_output_ = false;
 };
 
-/// For backward formulas computed by kernels autograd cannot record (they
-/// return plain tensors): under create_graph, when any of `depends_on` (the
-/// formula's incoming gradients and the saved tensors its result depends
-/// on) requires grad, gives each defined result a history that throws a
-/// clear error if a later backward reaches it, instead of a silently wrong
-/// (missing) second derivative. PyTorch's once_differentiable.
-void differentiable_once(const char* node_name,
-                         tensor_list& results,
-                         const std::vector<Tensor>& depends_on);
-
 /// Whether an op on these inputs must record history.
 bool any_requires_grad(std::initializer_list<const Tensor*> inputs);
 bool any_requires_grad(const std::vector<Tensor>& inputs);
