@@ -1,6 +1,7 @@
 // One persistent thread per device, fed through a queue.
 #include "tandem/core/executor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -109,6 +110,79 @@ Registry& registry() {
   return r;
 }
 
+// Note [Work shared with other devices]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// parallel_for_on_devices lends work to other devices' executors, which
+// may be busy with a task of their own or waiting for a token of the
+// budget (held, perhaps, by the very thread that asks for help). So the
+// items are not split up front: every thread claims chunks from a shared
+// counter until none are left, and the caller waits only for chunks that
+// are claimed, which are running and never block. A helper that starts
+// late finds nothing to do and only drops its reference to this state. It
+// never touches `fn` then: the caller's `fn` is read only after a claim
+// succeeds, and the caller returns only after every claimed chunk ended.
+class SharedRange {
+ public:
+  SharedRange(int64_t begin,
+              int64_t end,
+              int64_t chunk,
+              const std::function<void(int64_t, int64_t)>& fn)
+      : end_(end), total_(end - begin), chunk_(chunk), fn_(&fn), next_(begin) {}
+
+  // Claims chunks and runs them (parallel_for) until none are left.
+  void work() {
+    for (;;) {
+      const int64_t first = next_.fetch_add(chunk_, std::memory_order_relaxed);
+      if (first >= end_) return;
+      const int64_t last = std::min(end_, first + chunk_);
+      std::exception_ptr error;
+      try {
+        parallel_for(first, last, /*grain=*/1, *fn_);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      finish(last - first, error);
+    }
+  }
+
+  // Returns once every item ran; rethrows the first exception.
+  void wait() {
+    detail::spin_until([&] { return done_.load(std::memory_order_acquire) == total_; });
+    std::exception_ptr error;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return done_.load(std::memory_order_acquire) == total_; });
+      error = std::move(error_);
+    }
+    if (error) std::rethrow_exception(error);
+  }
+
+ private:
+  // The exception moves into error_ under the lock, so no thread but the
+  // caller holds a reference to it (see run_on_devices on why).
+  void finish(int64_t items, std::exception_ptr& error) {
+    if (error) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::move(error);
+      error = nullptr;
+    }
+    if (done_.fetch_add(items, std::memory_order_acq_rel) + items == total_) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      cv_.notify_all();
+    }
+  }
+
+  const int64_t end_;
+  const int64_t total_;
+  const int64_t chunk_;                              // items per claim
+  const std::function<void(int64_t, int64_t)>* fn_;  // see the Note
+  std::atomic<int64_t> next_;                        // first unclaimed item
+  std::atomic<int64_t> done_{0};                     // items that ran
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::exception_ptr error_;  // the first failure, under mutex_
+};
+
 }  // namespace
 
 Executor& Executor::of(Device device) {
@@ -165,6 +239,45 @@ std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& device
   });
   for (auto& f : futures) f.wait();
   return errors;
+}
+
+void parallel_for_on_devices(int64_t begin,
+                             int64_t end,
+                             const std::vector<Device>& devices,
+                             const std::function<void(int64_t, int64_t)>& fn) {
+  if (begin >= end) return;
+  // A thread outside the executors holds no token of the budget: it hands
+  // all the work out and waits, as run_on_devices does.
+  const bool caller_works = in_executor_thread();
+  const int64_t own = caller_works ? 1 : 0;
+  const int64_t most = std::min(num_threads(), end - begin) - own;
+  std::vector<Executor*> helpers;
+  for (Device d : devices) {
+    if (static_cast<int64_t>(helpers.size()) == most) break;
+    if (!d.is_cpu()) continue;
+    Executor& e = Executor::of(d);
+    if (e.is_current_thread() ||
+        std::find(helpers.begin(), helpers.end(), &e) != helpers.end()) {
+      continue;
+    }
+    helpers.push_back(&e);
+  }
+  // Nobody to share with, or one helper instead of a caller that could
+  // have done it all: no hand-off.
+  if (static_cast<int64_t>(helpers.size()) + own < 2) {
+    parallel_for(begin, end, /*grain=*/1, fn);
+    return;
+  }
+  // Each thread's share of the budget once all of them work: a caller
+  // that started first and took pool helpers for its chunks would keep the
+  // helpers' executors waiting for a token.
+  const int64_t workers = static_cast<int64_t>(helpers.size()) + own;
+  const int64_t chunk = std::max<int64_t>(1, num_threads() / workers);
+  auto shared = std::make_shared<SharedRange>(begin, end, chunk, fn);
+  // The futures are dropped: a helper reports through `shared`.
+  for (Executor* e : helpers) e->submit([shared] { shared->work(); });
+  if (caller_works) shared->work();
+  shared->wait();
 }
 
 }  // namespace tandem

@@ -7,7 +7,7 @@
 #include "core/memory_ownership.h"
 #include "parallel/parallel_utils.h"
 #include "tandem/autograd/grad_mode.h"
-#include "tandem/core/parallel.h"
+#include "tandem/core/executor.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::parallel {
@@ -70,36 +70,84 @@ std::vector<Tensor> allocate_pieces(const std::vector<Tensor>& like,
 // ~~~~~~~~~~~~~~~~~~~
 // Summing n tensors into a piece as copy_ then add_ over whole tensors
 // streams the piece through memory n times. Doing it block by block keeps
-// each block of the piece in cache across the n passes, and spreads the
-// blocks over the calling device's share of the cores (parallel_for), which
-// is most of them when the reduction runs at the end of backward. The sum
-// of each element is still s0 + s1 + ... in order.
+// each block of the piece in cache across the n passes. The blocks of all
+// the sums of one call are spread over the threads that take part: the
+// calling device's share of the cores (parallel_for) and, for a reduction
+// over logical CPU devices, the executors of the devices the inputs come
+// from, which are idle when it runs at the end of backward (see Note [Work
+// shared with other devices] in executor.cpp). A block goes to one thread,
+// so the sum of each element is still s0 + s1 + ... in order, whoever
+// computes it.
 constexpr int64_t kBlock = 1 << 15;
 
-// Writes sources[0] + sources[1] + ... (left to right) into `out`, a
-// contiguous tensor that is either fresh or sources[0] itself (then only
-// the others are added); one fresh source makes a copy.
-void sum_into(const Tensor& out, const std::vector<Tensor>& sources) {
-  const bool out_is_first = sources[0].unsafe_impl() == out.unsafe_impl();
-  const Tensor flat = out.view({-1});
-  std::vector<Tensor> flat_sources;
-  for (const Tensor& s : sources) {
-    flat_sources.push_back(detail::readable_on(s, out.device()).detach().reshape({-1}));
-  }
-  // On a GPU each op is one kernel over the whole tensor: blocks would only
-  // add launches.
-  const int64_t block = out.is_cuda() ? std::max<int64_t>(flat.numel(), 1) : kBlock;
-  parallel_for(0, flat.numel(), block, [&](int64_t begin, int64_t end) {
-    NoGradGuard no_grad;
-    for (int64_t start = begin; start < end; start += block) {
-      const int64_t length = std::min(block, end - start);
-      Tensor block = flat.narrow(0, start, length);
-      if (!out_is_first) block.copy_(flat_sources[0].narrow(0, start, length));
-      for (size_t j = 1; j < flat_sources.size(); ++j) {
-        block.add_(flat_sources[j].narrow(0, start, length));
-      }
+// Sums out = sources[0] + sources[1] + ... (left to right), collected and
+// then run together, block by block.
+class BlockedSums {
+ public:
+  // `out` is contiguous and either fresh or sources[0] itself (then only
+  // the others are added); one fresh source makes a copy.
+  void add(const Tensor& out, const std::vector<Tensor>& sources) {
+    Sum sum;
+    sum.out_is_first = sources[0].unsafe_impl() == out.unsafe_impl();
+    sum.out = out.view({-1});
+    for (const Tensor& s : sources) {
+      sum.sources.push_back(detail::readable_on(s, out.device()).detach().reshape({-1}));
     }
-  });
+    // On a GPU each op is one kernel over the whole tensor: blocks would
+    // only add launches.
+    const int64_t n = sum.out.numel();
+    const int64_t block = out.is_cuda() ? std::max<int64_t>(n, 1) : kBlock;
+    for (int64_t start = 0; start < n; start += block) {
+      blocks_.push_back({sums_.size(), start, std::min(block, n - start)});
+    }
+    on_gpu_ = on_gpu_ || out.is_cuda();
+    sums_.push_back(std::move(sum));
+  }
+
+  // Runs every sum, with the executors of `helpers` taking blocks too.
+  void run(const std::vector<Device>& helpers) const {
+    const auto run_blocks = [this](int64_t begin, int64_t end) {
+      NoGradGuard no_grad;
+      for (int64_t b = begin; b < end; ++b) run_block(blocks_[static_cast<size_t>(b)]);
+    };
+    const auto count = static_cast<int64_t>(blocks_.size());
+    // GPU kernels are queued from the device's own thread, in order.
+    if (on_gpu_) return run_blocks(0, count);
+    parallel_for_on_devices(0, count, helpers, run_blocks);
+  }
+
+ private:
+  struct Sum {
+    Tensor out;                   // flat
+    std::vector<Tensor> sources;  // flat, readable on out's device
+    bool out_is_first = false;
+  };
+  struct Block {
+    size_t sum;
+    int64_t start;
+    int64_t length;
+  };
+
+  void run_block(const Block& b) const {
+    const Sum& sum = sums_[b.sum];
+    Tensor out = sum.out.narrow(0, b.start, b.length);
+    if (!sum.out_is_first) out.copy_(sum.sources[0].narrow(0, b.start, b.length));
+    for (size_t j = 1; j < sum.sources.size(); ++j) {
+      out.add_(sum.sources[j].narrow(0, b.start, b.length));
+    }
+  }
+
+  std::vector<Sum> sums_;
+  std::vector<Block> blocks_;
+  bool on_gpu_ = false;
+};
+
+// Writes sources[0] + sources[1] + ... into `out` (see BlockedSums::add)
+// with the calling device's share of the cores.
+void sum_into(const Tensor& out, const std::vector<Tensor>& sources) {
+  BlockedSums sums;
+  sums.add(out, sources);
+  sums.run({});
 }
 
 }  // namespace
@@ -181,26 +229,44 @@ void check_reduce_inputs(const std::vector<std::vector<Tensor>>& inputs) {
   }
 }
 
-// The sums of tensors `which` of the inputs, into fresh coalesced pieces on
-// `destination`, stored at result[which[..]].
+// Adds to `sums` the sums of tensors `which` of the inputs, into fresh
+// coalesced pieces on `destination`, stored at result[which[..]].
 void reduce_into_fresh(const std::vector<std::vector<Tensor>>& inputs,
                        const std::vector<size_t>& which,
                        Device destination,
                        size_t buffer_size,
-                       std::vector<Tensor>& result) {
+                       std::vector<Tensor>& result,
+                       BlockedSums& sums) {
   std::vector<Tensor> like;
   for (size_t i : which) like.push_back(inputs[0][i]);
-  NoGradGuard no_grad;
   for (const auto& bucket : make_buckets(like, buffer_size)) {
     std::vector<Tensor> pieces = allocate_pieces(like, bucket, destination);
     for (size_t k = 0; k < bucket.size(); ++k) {
       const size_t i = which[bucket[k]];
       std::vector<Tensor> replicas;  // summed in replica order: ((g0 + g1) + g2) + ...
       for (const auto& input : inputs) replicas.push_back(input[i]);
-      sum_into(pieces[k], replicas);
+      sums.add(pieces[k], replicas);
       result[i] = std::move(pieces[k]);
     }
   }
+}
+
+// The devices whose executors share a reduction onto `destination`: the
+// logical CPU devices it sums from (their cores are the ones that made the
+// inputs), the destination first.
+std::vector<Device> reduction_helpers(const std::vector<std::vector<Tensor>>& inputs,
+                                      Device destination) {
+  if (!destination.is_cpu()) return {};
+  std::vector<Device> devices = {destination};
+  for (const auto& input : inputs) {
+    for (const Tensor& t : input) {
+      if (t.is_cpu() &&
+          std::find(devices.begin(), devices.end(), t.device()) == devices.end()) {
+        devices.push_back(t.device());
+      }
+    }
+  }
+  return devices;
 }
 
 }  // namespace
@@ -212,7 +278,10 @@ std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>&
   std::vector<size_t> all(inputs[0].size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   std::vector<Tensor> result(all.size());
-  reduce_into_fresh(inputs, all, destination, buffer_size, result);
+  NoGradGuard no_grad;
+  BlockedSums sums;
+  reduce_into_fresh(inputs, all, destination, buffer_size, result, sums);
+  sums.run(reduction_helpers(inputs, destination));
   return result;
 }
 
@@ -222,22 +291,30 @@ std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inpu
                                          Device destination) {
   check_reduce_inputs(inputs);
   std::vector<Tensor> result(inputs[0].size());
-  std::vector<size_t> fresh;
+  std::vector<size_t> in_place;
   NoGradGuard no_grad;
-  for (size_t i = 0; i < result.size(); ++i) {
-    // The sum goes into replica 0's tensor when it is on the destination
-    // and nothing else reaches its memory.
-    const Tensor& first = inputs[0][i];
-    if (first.device() != destination || !tandem::detail::holds_memory_alone(first)) {
-      fresh.push_back(i);
-      continue;
+  {
+    // Dropped before returning: its views of the results would otherwise
+    // keep AccumulateGrad from taking them as they are.
+    BlockedSums sums;
+    std::vector<size_t> fresh;
+    for (size_t i = 0; i < result.size(); ++i) {
+      // The sum goes into replica 0's tensor when it is on the destination
+      // and nothing else reaches its memory.
+      const Tensor& first = inputs[0][i];
+      if (first.device() != destination || !tandem::detail::holds_memory_alone(first)) {
+        fresh.push_back(i);
+        continue;
+      }
+      std::vector<Tensor> replicas;  // ((g0 + g1) + g2) + ..., as reduce_add_coalesced
+      for (const auto& input : inputs) replicas.push_back(input[i]);
+      sums.add(first, replicas);
+      in_place.push_back(i);
     }
-    std::vector<Tensor> replicas;  // ((g0 + g1) + g2) + ..., as reduce_add_coalesced
-    for (const auto& input : inputs) replicas.push_back(input[i]);
-    sum_into(replicas[0], replicas);
-    result[i] = std::move(inputs[0][i]);
+    reduce_into_fresh(inputs, fresh, destination, kDefaultBufferSize, result, sums);
+    sums.run(reduction_helpers(inputs, destination));
   }
-  reduce_into_fresh(inputs, fresh, destination, kDefaultBufferSize, result);
+  for (size_t i : in_place) result[i] = std::move(inputs[0][i]);
   return result;
 }
 

@@ -12,6 +12,7 @@
 //   });
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <future>
@@ -48,5 +49,17 @@ bool in_executor_thread();
 /// cannot deadlock.
 std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& devices,
                                                const std::function<void(size_t)>& task);
+
+/// parallel_for over the items [begin, end) with the executors of the CPU
+/// devices in `devices` as helpers: fn(b, e) runs for disjoint ranges that
+/// cover every item once, on the calling thread (when it is an executor or
+/// pool thread: it holds a share of the budget) and on the helpers, never
+/// more of them than the core budget allows. Safe to call from an executor
+/// thread: it never waits for a helper that has not started. Exceptions
+/// propagate (the first one, after every item ran).
+void parallel_for_on_devices(int64_t begin,
+                             int64_t end,
+                             const std::vector<Device>& devices,
+                             const std::function<void(int64_t, int64_t)>& fn);
 
 }  // namespace tandem
