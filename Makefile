@@ -19,7 +19,7 @@ FUZZ_BUILD ?= build-fuzz
 # Seconds each fuzz target runs in `make test` (run longer by hand).
 FUZZ_SECONDS ?= 30
 # The layers whose threads ThreadSanitizer checks (those with tests so far).
-TSAN_LAYERS := $(foreach l,core autograd nn parallel data,$(if $(wildcard tests/$(l)/*_test.cpp),$(l)))
+TSAN_LAYERS := $(foreach l,core autograd nn parallel data ops optim,$(if $(wildcard tests/$(l)/*_test.cpp),$(l)))
 # The file readers with a libFuzzer target (fuzz/<name>_fuzz.cpp).
 FUZZ_TARGETS := $(patsubst fuzz/%_fuzz.cpp,%,$(wildcard fuzz/*_fuzz.cpp))
 CMAKE_FLAGS ?=

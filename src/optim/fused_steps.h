@@ -1,9 +1,11 @@
 // Fused per-parameter updates of SGD and Adam/AdamW: one pass over the
 // contiguous float32/float64 data of a parameter, its gradient and its state,
-// in place, without temporaries. They follow PyTorch 1.13's single-tensor
-// code operation by operation (each op rounds to the parameter's dtype, and
-// scalar factors are computed in double and then rounded), so results match
-// PyTorch's to the last bits or nearly.
+// in place, without temporaries, split across the calling device's threads
+// when the parameter is large (each element's update is independent, so the
+// result does not depend on the thread count). They follow PyTorch 1.13's
+// single-tensor code operation by operation (each op rounds to the
+// parameter's dtype, and scalar factors are computed in double and then
+// rounded), so results match PyTorch's to the last bits or nearly.
 //
 // The callers (SGD::step, Adam::step, AdamW::step) run them under
 // NoGradGuard; they bump the parameter's version counter.

@@ -9,14 +9,26 @@ namespace tandem::backend::cpu {
 void copy(const Tensor& out, const Tensor& src) {
   if (out.dtype() == src.dtype() && out.is_contiguous() && src.is_contiguous() &&
       out.sizes() == src.sizes()) {
-    if (out.data_ptr() != src.data_ptr() && out.numel() > 0) {
-      std::memcpy(out.data_ptr(), src.data_ptr(), out.nbytes());
+    auto* to = static_cast<char*>(out.data_ptr());
+    const auto* from = static_cast<const char*>(src.data_ptr());
+    const auto bytes = static_cast<int64_t>(out.nbytes());
+    if (to == from || bytes == 0) return;
+    // Views of one buffer shifted against each other copy as one memmove:
+    // memcpy, and ranges copied side by side, would read bytes already
+    // overwritten.
+    if (to < from + bytes && from < to + bytes) {
+      std::memmove(to, from, bytes);
+      return;
     }
+    const auto size = static_cast<int64_t>(out.element_size());
+    parallel_over(out.numel(), /*cost=*/1, [&](int64_t begin, int64_t end) {
+      std::memcpy(to + begin * size, from + begin * size, (end - begin) * size);
+    });
     return;
   }
   dispatch_dtype(out.dtype(), [&]<typename R>() {
     dispatch_dtype(src.dtype(), [&]<typename S>() {
-      elementwise<R, S>(
+      parallel_elementwise<R, S>(
           out, [](S x) -> R { return static_cast<R>(x); }, src);
     });
   });
@@ -29,7 +41,7 @@ void fill(const Tensor& out, Scalar value) {
     const T v = std::is_integral_v<T> && !std::is_same_v<T, bool>
                     ? static_cast<T>(static_cast<int64_t>(value))
                     : static_cast<T>(value);
-    elementwise<T>(out, [v]() -> T { return v; });
+    parallel_elementwise<T>(out, [v]() -> T { return v; });
   });
 }
 

@@ -45,7 +45,7 @@ T gelu_tanh_grad(T x) {
 
 template <typename T>
 void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, T a, T b) {
-  auto run = [&](auto f) { elementwise<T, T>(out, f, in); };
+  auto run = [&](auto f) { parallel_elementwise<T, T>(out, f, in); };
   switch (op) {
     case UnaryOp::Neg:
       return run([](T x) -> T { return -x; });
@@ -119,7 +119,7 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, T a, T b) {
 
 template <typename T>
 void compare_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
-  auto run = [&](auto f) { elementwise<bool, T, T>(out, f, a, b); };
+  auto run = [&](auto f) { parallel_elementwise<bool, T, T>(out, f, a, b); };
   switch (op) {
     case BinaryOp::Eq:
       return run([](T x, T y) { return x == y; });
@@ -142,7 +142,7 @@ void compare_typed(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor
 template <typename T>
 void binary_typed(
     BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, T param) {
-  auto run = [&](auto f) { elementwise<T, T, T>(out, f, a, b); };
+  auto run = [&](auto f) { parallel_elementwise<T, T, T>(out, f, a, b); };
   switch (op) {
     case BinaryOp::Add:
       return run([](T x, T y) -> T { return x + y; });
@@ -200,7 +200,7 @@ void binary_typed(
 // Bool arithmetic is logic, as in PyTorch: + and maximum are or, * and
 // minimum are and (ops/ refuses the rest).
 void bool_binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) {
-  auto run = [&](auto f) { elementwise<bool, bool, bool>(out, f, a, b); };
+  auto run = [&](auto f) { parallel_elementwise<bool, bool, bool>(out, f, a, b); };
   switch (op) {
     case BinaryOp::Add:
     case BinaryOp::Maximum:
@@ -259,7 +259,7 @@ void binary(
 
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
   dispatch_dtype(out.dtype(), [&]<typename T>() {
-    elementwise<T, bool, T, T>(
+    parallel_elementwise<T, bool, T, T>(
         out, [](bool c, T x, T y) -> T { return c ? x : y; }, cond, a, b);
   });
 }

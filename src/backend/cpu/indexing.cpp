@@ -9,7 +9,8 @@
 // index's sizes but stride 0 along `dim` ("pinned"). At each position the
 // pinned pointer already sits on the right row except along `dim`, and the
 // kernel adds index * in.stride(dim). scatter_add mirrors this with out
-// pinned. The generic loop then merges dims and hands over inner runs.
+// pinned. The generic loop then merges dims and hands over inner runs,
+// spread over threads for gather, whose outputs are written once each.
 #include <cstring>
 
 #include "backend/cpu/cpu_kernels.h"
@@ -29,6 +30,7 @@ void gather(const Tensor& out, const Tensor& in, int64_t dim, const Tensor& inde
   dispatch_dtype(out.dtype(), [&]<typename T>() {
     const int64_t step = in.stride(dim) * static_cast<int64_t>(sizeof(T));
     for_each_run<3>(
+        Order::kAny,
         index.sizes(),
         {&out, &index, &src},
         [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {
@@ -57,7 +59,9 @@ void scatter_add(const Tensor& out, int64_t dim, const Tensor& index, const Tens
   const Tensor dst = pinned(out, index.sizes(), dim);
   dispatch_dtype(out.dtype(), [&]<typename T>() {
     const int64_t step = out.stride(dim) * static_cast<int64_t>(sizeof(T));
+    // In order: several index entries may add into one element.
     for_each_run<3>(
+        Order::kSequential,
         index.sizes(),
         {&dst, &index, &src},
         [&](const std::array<char*, 3>& p, const std::array<int64_t, 3>& s, int64_t n) {

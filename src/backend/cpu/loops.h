@@ -1,4 +1,5 @@
-// Private: the elementwise loop every CPU kernel is built on, the dtype
+// Private: the elementwise loop every CPU kernel is built on, the one place
+// that decides whether a kernel's work is split across threads, the dtype
 // switch that turns a runtime dtype into a C++ type, and raw access to
 // optional operands.
 //
@@ -7,15 +8,21 @@
 // merged first, so a contiguous or broadcast-row tensor runs as one flat
 // loop the compiler can vectorise.
 //
-//   cpu::elementwise<float>(out, [](float a, float b) { return a + b; }, x, y);
+//   cpu::parallel_elementwise<float, float, float>(
+//       out, [](float a, float b) { return a + b; }, x, y);
+//   cpu::parallel_over(rows, /*cost=*/cols, [&](int64_t begin, int64_t end) {...});
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "tandem/core/error.h"
+#include "tandem/core/parallel.h"
 #include "tandem/core/tensor.h"
 
 namespace tandem::backend::cpu {
@@ -59,6 +66,43 @@ decltype(auto) dispatch_floating(ScalarType dtype, const char* op, F&& f) {
   throw Error(detail::str(op, ": expected a floating-point tensor, got ", dtype));
 }
 
+// Note [Intra-op grain]
+// ~~~~~~~~~~~~~~~~~~~~~
+// Handing a range to a helper thread costs ~1.5 us while the helper still
+// spins from the previous op (back-to-back ops of a training step, see Note
+// [Spin before sleeping]) and ~25 us once it sleeps, while cheap work (an
+// add: two loads, an add, a store) runs at ~0.1 ns per element in cache. On
+// the 2-core machine this was tuned on, BM_AddSizeThreads (bench/
+// elementwise_bench.cpp) has two threads tie with one at 32K elements and
+// win from 48K on (4.1 vs 4.7 us); splitting only from 64K elements (two
+// ranges of kMinTaskCost) keeps a margin for colder hand-offs. Costlier
+// work per item (a row of a softmax, an Adam update) is weighed by its
+// cost. The split never changes a result: every caller gives each item's
+// outputs to one task, and reductions fix their order by the shape alone
+// (see reduction.cpp).
+constexpr int64_t kMinTaskCost = int64_t{1} << 15;
+
+/// Runs fn(begin, end) over [0, items), split across the calling device's
+/// threads (parallel_for) into ranges of at least kMinTaskCost cost each,
+/// inline when one range is all the work allows. `cost` is one item's work
+/// counted in cheap elementwise operations (the elements of a row, or more
+/// for an exp per element).
+template <typename Fn>
+void parallel_over(int64_t items, int64_t cost, Fn&& fn) {
+  if (items <= 0) return;
+  const int64_t grain = std::max<int64_t>(1, kMinTaskCost / std::max<int64_t>(1, cost));
+  const int64_t ranges = items / grain;
+  if (ranges < 2 || intra_op_threads() == 1) {
+    fn(int64_t{0}, items);
+    return;
+  }
+  // parallel_for cuts ceil(items / its grain) ranges at most: `ranges` here.
+  parallel_for(
+      0, items, (items + ranges - 1) / ranges, [&fn](int64_t begin, int64_t end) {
+        fn(begin, end);
+      });
+}
+
 /// A shape with N byte-stride vectors, dims merged where possible.
 /// Index 0 is the innermost dimension.
 template <size_t N>
@@ -91,45 +135,117 @@ struct LoopGeometry {
       strides.push_back({});
     }
   }
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    return n;
+  }
+
+  // The bytes [first, last) that operand k touches from `base`.
+  std::pair<const char*, const char*> extent(size_t k,
+                                             const char* base,
+                                             int64_t size) const {
+    const char* first = base;
+    const char* last = base + size;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      const int64_t span = (sizes[d] - 1) * strides[d][k];
+      (span < 0 ? first : last) += span;
+    }
+    return {first, last};
+  }
+
+  // Whether operand 0, the output, may be written in any order: each of its
+  // elements is its own memory (no stride 0 from expand), and every input
+  // either lies outside the output's bytes or is the output itself (same
+  // start, same strides), so no element is read after another iteration
+  // wrote it. Otherwise only the serial order defines the result (an
+  // in-place op on an expanded tensor, or into a transposed view of its
+  // input). Bytes rather than storages are compared because from_blob can
+  // wrap the same memory twice.
+  bool output_independent(const std::array<const Tensor*, N>& ops,
+                          const std::array<char*, N>& base) const {
+    for (const auto& s : strides) {
+      if (s[0] == 0) return false;
+    }
+    const auto out = extent(0, base[0], static_cast<int64_t>(ops[0]->element_size()));
+    for (size_t k = 1; k < N; ++k) {
+      const auto in = extent(k, base[k], static_cast<int64_t>(ops[k]->element_size()));
+      if (in.second <= out.first || out.second <= in.first) continue;
+      if (base[k] != base[0] || ops[k]->element_size() != ops[0]->element_size()) {
+        return false;
+      }
+      for (const auto& s : strides) {
+        if (s[k] != s[0]) return false;
+      }
+    }
+    return true;
+  }
 };
 
-/// Runs `inner(ptrs, strides, n)` over every innermost run of the loop.
+/// Whether a loop may split its elements across threads.
+enum class Order {
+  kAny,         // f depends on its operands alone and writes each output once
+  kSequential,  // first to last on the calling thread: f draws random numbers,
+                // or accumulates into outputs that several elements share
+};
+
+/// Runs `inner(ptrs, strides, n)` over every innermost run of the loop, in
+/// ranges of the flattened elements spread over threads when `order`
+/// allows (a range may begin or end inside a run).
 template <size_t N, typename Inner>
-void for_each_run(const IntList& shape,
+void for_each_run(Order order,
+                  const IntList& shape,
                   const std::array<const Tensor*, N>& ops,
                   Inner&& inner) {
   for (auto* t : ops) {
     if (t->numel() == 0) return;
   }
-  LoopGeometry<N> g(shape, ops);
+  const LoopGeometry<N> g(shape, ops);
   std::array<char*, N> base{};
   for (size_t k = 0; k < N; ++k) base[k] = static_cast<char*>(ops[k]->data_ptr());
-  const int64_t ndim = static_cast<int64_t>(g.sizes.size());
-  int64_t outer = 1;
-  for (int64_t d = 1; d < ndim; ++d) outer *= g.sizes[d];
-  std::vector<int64_t> counter(ndim, 0);
-  for (int64_t o = 0; o < outer; ++o) {
-    std::array<char*, N> p = base;
-    for (int64_t d = 1; d < ndim; ++d) {
-      for (size_t k = 0; k < N; ++k) p[k] += counter[d] * g.strides[d][k];
+  const auto ndim = static_cast<int64_t>(g.sizes.size());
+  auto run_range = [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> counter(ndim);
+    for (int64_t d = 0, rest = begin; rest != 0 && d < ndim; ++d) {
+      counter[d] = rest % g.sizes[d];
+      rest /= g.sizes[d];
     }
-    inner(p, g.strides[0], g.sizes[0]);
-    for (int64_t d = 1; d < ndim; ++d) {
-      if (++counter[d] < g.sizes[d]) break;
-      counter[d] = 0;
+    for (int64_t at = begin; at < end;) {
+      std::array<char*, N> p = base;
+      for (int64_t d = 0; d < ndim; ++d) {
+        for (size_t k = 0; k < N; ++k) p[k] += counter[d] * g.strides[d][k];
+      }
+      const int64_t n = std::min(g.sizes[0] - counter[0], end - at);
+      inner(p, g.strides[0], n);
+      at += n;
+      counter[0] = 0;
+      for (int64_t d = 1; d < ndim; ++d) {
+        if (++counter[d] < g.sizes[d]) break;
+        counter[d] = 0;
+      }
     }
+  };
+  const int64_t numel = g.numel();
+  // Small loops skip the overlap test: they run inline anyway.
+  if (order == Order::kAny && numel >= 2 * kMinTaskCost &&
+      g.output_independent(ops, base)) {
+    parallel_over(numel, /*cost=*/1, run_range);
+  } else {
+    run_range(0, numel);
   }
 }
 
 /// out[i] = f(in0[i], in1[i], ...) with R the output type and Args the input
 /// types; every operand has out's shape (broadcast inputs are expanded).
 template <typename R, typename... Args, typename F, typename... Inputs>
-void elementwise(const Tensor& out, F&& f, const Inputs&... in) {
+void map_elements(Order order, const Tensor& out, F&& f, const Inputs&... in) {
   constexpr size_t N = 1 + sizeof...(Args);
   static_assert(sizeof...(Args) == sizeof...(in));
   static_assert((std::is_same_v<Inputs, Tensor> && ...));
   std::array<const Tensor*, N> ops{&out, &in...};
   for_each_run<N>(
+      order,
       out.sizes(),
       ops,
       [&](const std::array<char*, N>& p, const std::array<int64_t, N>& s, int64_t n) {
@@ -149,6 +265,19 @@ void elementwise(const Tensor& out, F&& f, const Inputs&... in) {
         }
         (std::index_sequence_for<Args...>{});
       });
+}
+
+/// map_elements for a pure f, split across threads when big enough.
+template <typename R, typename... Args, typename F, typename... Inputs>
+void parallel_elementwise(const Tensor& out, F&& f, const Inputs&... in) {
+  map_elements<R, Args...>(Order::kAny, out, std::forward<F>(f), in...);
+}
+
+/// map_elements in order on the calling thread, for an f with state (a
+/// random generator's draw).
+template <typename R, typename... Args, typename F, typename... Inputs>
+void elementwise(const Tensor& out, F&& f, const Inputs&... in) {
+  map_elements<R, Args...>(Order::kSequential, out, std::forward<F>(f), in...);
 }
 
 }  // namespace tandem::backend::cpu
