@@ -215,8 +215,8 @@ void backward(const tensor_list& roots,
       warn(
           "backward(create_graph=true) makes each leaf's .grad hold a graph that leads "
           "back to the leaf, a reference cycle that keeps both alive until .grad is "
-          "reset "
-          "(zero_grad(), or set_grad(Tensor())); autograd::grad(..., create_graph=true) "
+          "reset (zero_grad(), or set_grad(Tensor())); autograd::grad(..., "
+          "create_graph=true) "
           "returns the gradients instead and has no such cycle");
     });
   }

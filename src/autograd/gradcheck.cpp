@@ -104,10 +104,6 @@ GradcheckResult gradcheck(const GradcheckFn& fn,
 GradcheckResult gradgradcheck(const GradcheckFn& fn,
                               const tensor_list& inputs,
                               const GradcheckOptions& options) {
-  tensor_list wanted;
-  for (const Tensor& t : inputs) {
-    if (t.defined() && t.requires_grad()) wanted.push_back(t);
-  }
   Tensor out = fn(inputs);
   Generator gen(4321);
   Tensor v = randn(out.sizes(), gen, TensorOptions(out.dtype()).device(out.device()));

@@ -28,7 +28,7 @@ std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,
                          devices.size(),
                          " devices");
   for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i].device() != devices[i]) parts[i] = parts[i].detach().to(devices[i]);
+    if (parts[i].device() != devices[i]) parts[i] = parts[i].to(devices[i]);
   }
   return parts;
 }

@@ -25,7 +25,8 @@ std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inpu
                                          Device destination);
 
 /// parts[i] on devices[i]: the part itself where it already is, else a
-/// contiguous copy. No autograd.
+/// contiguous copy, recorded when grad mode is on and the part has a
+/// history (a DataParallel backward under create_graph).
 std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,
                                     const std::vector<Device>& devices);
 

@@ -50,20 +50,6 @@ Tensor concat_on(const std::vector<Tensor>& pieces, Device destination, int64_t 
   return out;
 }
 
-// `g` split along `dim` into pieces of `sizes`, piece i on devices[i]. Under
-// create_graph the split and the copies are recorded (PyTorch's
-// Gather.backward is a differentiable Scatter); otherwise plain copies.
-tensor_list split_to_devices(const Tensor& g,
-                             const IntList& sizes,
-                             const std::vector<Device>& devices,
-                             int64_t dim) {
-  if (!GradMode::is_enabled())
-    return detail::move_to_devices(g.split(sizes, dim), devices);
-  tensor_list parts = g.split(sizes, dim);
-  for (size_t i = 0; i < parts.size(); ++i) parts[i] = parts[i].to(devices[i]);
-  return parts;
-}
-
 void warn_scalar_gather() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -251,8 +237,8 @@ Tensor gather(const std::vector<Tensor>& tensors, Device destination, int64_t di
                             tensors,
                             {&out},
                             [sizes, devices, dim, scalars](const tensor_list& grads) {
-                              tensor_list parts =
-                                  split_to_devices(grads[0], sizes, devices, dim);
+                              tensor_list parts = detail::move_to_devices(
+                                  grads[0].split(sizes, dim), devices);
                               if (scalars) {
                                 for (Tensor& p : parts) p = p.view({});
                               }
