@@ -4,8 +4,10 @@
 # there: the CUDA test binary, the tandem command line and the mixed-device
 # example, built for sm_90 (+PTX), with OpenBLAS and the CUDA runtime linked
 # statically and every other non-system library they need copied beside them
-# (MPI's, mostly). cuBLAS and cuDNN are NOT copied: the GPU machine has them
+# (MPI's, mostly). cuDNN and cuBLAS are NOT copied: the GPU machine has them
 # (its CUDA install, or PyTorch's nvidia/* wheels), and gpu-check.sh finds them.
+# cuBLAS is not even linked (so ldd does not list it): tandem opens it with
+# dlopen on its first cuBLAS call, by soname (src/backend/cuda/cublas_loader.cpp).
 #
 #   scripts/gpu-bundle.sh            # -> build-gpu/bundle/{bin,lib}
 #   du -sh build-gpu/bundle          # must fit what travels (64 MiB)

@@ -34,7 +34,9 @@ if [[ ! -x $BUNDLE/bin/cuda_tests ]]; then
   BUNDLE=$BUILD/bundle
 fi
 
-# cuBLAS and cuDNN: the CUDA install's, else PyTorch's wheels'.
+# cuBLAS and cuDNN: the CUDA install's, else PyTorch's wheels'. cuDNN is
+# linked; cuBLAS is opened with dlopen (libcublas.so.<major>) on the first
+# product on a GPU, so it is found through this LD_LIBRARY_PATH too.
 libs=$BUNDLE/lib
 for d in /usr/local/cuda/lib64 $("$PYTHON" - <<'PY' 2>/dev/null
 import glob, os
