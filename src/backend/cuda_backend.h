@@ -34,6 +34,21 @@ CudaDeviceProperties cuda_device_properties(int index);
 /// Memory on a CUDA device, ordered on its stream (see cuda_context.h).
 DataPtr cuda_allocate(size_t nbytes, Device device);
 
+/// Page-locked host memory of at least `nbytes` from the caching host
+/// allocator (pinned_host_allocator.cpp), for Tensor::pin_memory. Throws
+/// tandem::Error, saying why, without the backend or a GPU.
+DataPtr cuda_pinned_allocate(size_t nbytes);
+
+/// What the pinned host allocator holds; block sizes, not requests.
+struct CudaPinnedMemoryStats {
+  int64_t allocations = 0;      // cuda_pinned_allocate calls of more than 0 bytes
+  int64_t cache_hits = 0;       // ... served from the cache
+  int64_t bytes_in_use = 0;     // blocks held by tensors
+  int64_t bytes_cached = 0;     // free blocks, and freed ones a copy still reads
+  int64_t bytes_allocated = 0;  // from cudaHostAlloc: in use + cached
+};
+CudaPinnedMemoryStats cuda_pinned_memory_stats();
+
 /// tandem::cuda::MemoryStats of one GPU (see tandem/core/cuda.h).
 struct CudaMemoryStats {
   int64_t allocated_bytes = 0;
@@ -48,9 +63,16 @@ void cuda_empty_cache();
 /// Copies `nbytes` from `src` on `src_device` to `dst` on `dst_device`, at
 /// least one of them a CUDA device. Returns once `dst` is safe to use from
 /// the destination's point of view: a copy to the host has finished; a copy
-/// to a GPU is ordered before later work on that GPU.
-void cuda_copy_bytes(
-    void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes);
+/// to a GPU is ordered before later work on that GPU. `src` may be reused
+/// on return, except after a non_blocking copy from pinned host memory,
+/// which may still be running (see Note [Copies from the host] in
+/// cuda/cuda_copy.cpp).
+void cuda_copy_bytes(void* dst,
+                     Device dst_device,
+                     const void* src,
+                     Device src_device,
+                     size_t nbytes,
+                     bool non_blocking = false);
 
 /// Blocks until the device's queued work is done; throws on a kernel fault.
 void cuda_synchronize(Device device);

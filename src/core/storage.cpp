@@ -1,4 +1,5 @@
-// Storage: memory from the device's allocator, borrowed blobs, aliases.
+// Storage: memory from the device's allocator, pinned host memory, borrowed
+// blobs, aliases.
 #include "tandem/core/storage.h"
 
 #include "backend/cuda_backend.h"
@@ -10,6 +11,12 @@ Storage make_storage(size_t nbytes, Device device) {
   DataPtr data = device.is_cpu() ? cpu_allocator().allocate(nbytes)
                                  : backend::cuda_allocate(nbytes, device);
   return std::make_shared<StorageImpl>(nbytes, device, std::move(data));
+}
+
+Storage make_pinned_storage(size_t nbytes, Device device) {
+  TANDEM_CHECK(device.is_cpu(), "pin_memory: pinned memory is host memory, not ", device);
+  return std::make_shared<StorageImpl>(
+      nbytes, device, backend::cuda_pinned_allocate(nbytes), /*pinned=*/true);
 }
 
 Storage make_storage_from_blob(void* data,
@@ -30,6 +37,7 @@ Storage alias_storage(const Storage& base, Device device) {
   const Storage& root = base->base() ? base->base() : base;
   Storage alias = make_storage_from_blob(root->data(), root->nbytes(), device, nullptr);
   alias->version_ = root->version_;
+  alias->pinned_ = root->pinned_;
   alias->base_ = root;
   return alias;
 }

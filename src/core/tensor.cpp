@@ -26,6 +26,19 @@ void Tensor::set_data(const Tensor& data) const {
   if (AutogradMeta* meta = impl().autograd_meta()) meta->grad_accumulator.reset();
 }
 
+Tensor Tensor::pin_memory() const {
+  TANDEM_CHECK(
+      is_cpu(), "pin_memory: only CPU tensors can be pinned, got one on ", device());
+  if (is_pinned()) return *this;
+  Tensor pinned(std::make_shared<TensorImpl>(make_pinned_storage(nbytes(), device()),
+                                             dtype(),
+                                             sizes(),
+                                             contiguous_strides(sizes()),
+                                             /*offset=*/0));
+  pinned.copy_(*this);  // records autograd history, as PyTorch's pin_memory
+  return pinned;
+}
+
 TensorOptions Tensor::options() const { return TensorOptions(dtype()).device(device()); }
 
 namespace detail {

@@ -1,5 +1,6 @@
 #include "tandem/data/loader.h"
 
+#include "tandem/data/pin_memory.h"
 #include "tandem/data/transforms.h"
 
 namespace tandem::data {
@@ -22,6 +23,7 @@ struct Loader::Pass {
        detail::BatchPlan plan_in,
        size_t shard_index_in,
        size_t shard_count_in,
+       bool pin_in,
        size_t first_batch,
        size_t workers,
        size_t capacity)
@@ -29,6 +31,7 @@ struct Loader::Pass {
         plan(std::move(plan_in)),
         shard_index(shard_index_in),
         shard_count(shard_count_in),
+        pin(pin_in),
         stream(first_batch,
                plan.num_batches(),
                workers,
@@ -46,16 +49,19 @@ struct Loader::Pass {
     // no shape), so an empty part reads the batch's first example and keeps
     // no rows of it.
     Example<> example = part.empty() ? without_rows(fetch(whole.first(1))) : fetch(part);
-    return Batch{std::move(example.data),
-                 std::move(example.target),
-                 static_cast<int64_t>(batch),
-                 static_cast<int64_t>(whole.size())};
+    Batch made{std::move(example.data),
+               std::move(example.target),
+               static_cast<int64_t>(batch),
+               static_cast<int64_t>(whole.size())};
+    if (pin) detail::pin_batch(made);
+    return made;
   }
 
   std::shared_ptr<const std::vector<Fetch>> fetchers;
   detail::BatchPlan plan;
   size_t shard_index;
   size_t shard_count;
+  bool pin;
   detail::BatchStream<Batch> stream;  // last: its workers stop first
 };
 
@@ -84,6 +90,7 @@ Loader::Loader(Fetchers fetchers,
       " is outside [0, ",
       options_.shard_count(),
       ") (the shard count)");
+  pin_ = options_.pin_memory() && detail::pin_memory_usable("Loader");
   if (sampler_ != nullptr) {
     TANDEM_CHECK(!options_.shuffle(),
                  "Loader: shuffle must be false with a sampler of your own (the sampler "
@@ -125,6 +132,7 @@ Loader::EpochRange Loader::epoch(int64_t epoch, int64_t start_batch) {
                                  std::move(plan),
                                  static_cast<size_t>(options_.shard_index()),
                                  static_cast<size_t>(options_.shard_count()),
+                                 pin_,
                                  static_cast<size_t>(start_batch),
                                  workers,
                                  workers * static_cast<size_t>(options_.prefetch()));

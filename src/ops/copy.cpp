@@ -14,7 +14,8 @@ namespace {
 Tensor copy_to_new(const Tensor& src,
                    Device device,
                    ScalarType dtype,
-                   const char* node_name) {
+                   const char* node_name,
+                   bool non_blocking = false) {
   Tensor out = detail::make_empty(src.sizes(), dtype, device);
   if (src.device() == device || (src.is_cpu() && device.is_cpu())) {
     // Logical CPU devices share the host's memory: a plain copy.
@@ -27,8 +28,12 @@ Tensor copy_to_new(const Tensor& src,
       staged = detail::make_empty(src.sizes(), dtype, src.device());
       detail::kernels_for(staged).copy(staged, src);
     }
-    backend::cuda_copy_bytes(
-        out.data_ptr(), device, staged.data_ptr(), staged.device(), out.nbytes());
+    backend::cuda_copy_bytes(out.data_ptr(),
+                             device,
+                             staged.data_ptr(),
+                             staged.device(),
+                             out.nbytes(),
+                             non_blocking);
   }
   if (src.is_floating_point() && is_floating_point(dtype)) {
     const Device src_device = src.device();
@@ -46,12 +51,9 @@ Tensor copy_to_new(const Tensor& src,
 
 }  // namespace
 
-Tensor Tensor::to(Device device,
-                  ScalarType dtype,
-                  bool /*non_blocking*/,
-                  bool copy) const {
+Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking, bool copy) const {
   if (!copy && device == this->device() && dtype == this->dtype()) return *this;
-  return copy_to_new(*this, device, dtype, "ToCopyBackward");
+  return copy_to_new(*this, device, dtype, "ToCopyBackward", non_blocking);
 }
 
 Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
@@ -78,7 +80,7 @@ Tensor Tensor::clone() const {
   return copy_to_new(*this, device(), dtype(), "CloneBackward");
 }
 
-Tensor& Tensor::copy_(const Tensor& src, bool /*non_blocking*/) {
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   detail::check_defined("copy_", src, "src");
   autograd::check_inplace(*this, "copy_");
   TANDEM_CHECK(broadcast_shapes(sizes(), src.sizes(), "copy_") == sizes(),
@@ -89,7 +91,7 @@ Tensor& Tensor::copy_(const Tensor& src, bool /*non_blocking*/) {
   // Logical CPU devices share the host's memory: the kernel reads the
   // source where it is, with no staging copy.
   const bool same_memory = src.device() == device() || (src.is_cpu() && is_cpu());
-  Tensor source = same_memory ? src : src.detach().to(device());
+  Tensor source = same_memory ? src : src.detach().to(device(), non_blocking);
   Tensor expanded = detail::broadcast_to_raw(source, sizes());
   detail::kernels_for(*this).copy(*this, expanded);
   bump_version();

@@ -68,9 +68,10 @@ Tensor ModelOnDevices::forward(const Tensor& batch) {
   const Tensor input = batch.to(dtype_);
   if (parallel_) return parallel_->forward(input);
   if (distributed_ && GradMode::is_enabled()) {
-    return distributed_->forward(input.to(devices_.front()));
+    return distributed_->forward(input.to(devices_.front(), /*non_blocking=*/true));
   }
-  return model_->forward(input.to(devices_.front()));
+  // Asynchronous from a pinned batch (the trainer's loader pins them).
+  return model_->forward(input.to(devices_.front(), /*non_blocking=*/true));
 }
 
 std::string ModelOnDevices::device_list() const {

@@ -103,6 +103,8 @@ class Run {
             .shuffle(true)
             .seed(config.seed)
             .workers(config.workers)
+            // Workers pin the batches; train_step copies them non_blocking.
+            .pin_memory(model_->output_device().is_cuda())
             .shard(group_ ? group_->rank() : 0, group_ ? group_->size() : 1));
     if (resume) restore(*resume);
   }
@@ -207,7 +209,7 @@ class Run {
   // mean loss over the whole (global) batch.
   double train_step(const data::Batch& batch, const InterruptScope& interrupt) {
     optimizer_->zero_grad();
-    const Tensor target = batch.target.to(model_->output_device());
+    const Tensor target = batch.target.to(model_->output_device(), /*non_blocking=*/true);
     const int64_t rows = batch.target.size(0);
     const Tensor logits = model_->forward(batch.data);
     if (!group_) {

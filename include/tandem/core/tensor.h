@@ -108,6 +108,15 @@ class Tensor {
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  /// A contiguous copy of this CPU tensor in page-locked (pinned) host
+  /// memory, from which to(gpu, /*non_blocking=*/true) and copy_(src, true)
+  /// copy asynchronously; a pinned tensor returns itself (as in PyTorch).
+  /// Throws tandem::Error, saying why, without a CUDA device.
+  ///   Tensor batch = images.pin_memory();
+  ///   Tensor x = batch.to(Device("cuda:0"), /*non_blocking=*/true);
+  Tensor pin_memory() const;
+  /// Whether this tensor's memory is pinned (made by pin_memory()).
+  bool is_pinned() const { return impl().storage()->is_pinned(); }
   /// Makes this tensor (every handle to it) use `data`'s storage, dtype and
   /// shape, keeping its autograd identity (like LibTorch's set_data).
   void set_data(const Tensor& data) const;

@@ -14,8 +14,10 @@
 // workers > 0, batches are made on that many threads (each with its own
 // copy of the dataset), at most max_jobs ahead; they arrive in order and
 // are the same whatever the worker count (Note [Deterministic batches]).
-// A batch that fails throws in the loop, naming the batch. Leaving the
-// loop early, or destroying the loader mid-pass, stops the workers.
+// With pin_memory(true) the workers put each batch's tensors in pinned
+// memory (tandem/data/pin_memory.h). A batch that fails throws in the
+// loop, naming the batch. Leaving the loop early, or destroying the loader
+// mid-pass, stops the workers.
 //
 // For new code, tandem::data::Loader (loader.h) is simpler and resumable.
 #pragma once
@@ -32,6 +34,7 @@
 #include "tandem/core/error.h"
 #include "tandem/data/batch_plan.h"
 #include "tandem/data/batch_stream.h"
+#include "tandem/data/pin_memory.h"
 #include "tandem/data/sampler.h"
 
 namespace tandem::data {
@@ -63,16 +66,27 @@ class DataLoaderOptions {
     return *this;
   }
 
+  /// Batches with their tensors in pinned memory, pinned by the workers, so
+  /// that copies to a GPU can be non_blocking (PyTorch's DataLoader option;
+  /// LibTorch's has none). Without a GPU: a warning, and ordinary batches.
+  /// See tandem/data/pin_memory.h.
+  DataLoaderOptions& pin_memory(bool value) {
+    pin_memory_ = value;
+    return *this;
+  }
+
   size_t batch_size() const { return batch_size_; }
   size_t workers() const { return workers_; }
   size_t max_jobs() const { return max_jobs_.value_or(2 * workers_); }
   bool drop_last() const { return drop_last_; }
+  bool pin_memory() const { return pin_memory_; }
 
  private:
   size_t batch_size_ = 1;
   size_t workers_ = 0;
   std::optional<size_t> max_jobs_;
   bool drop_last_ = false;
+  bool pin_memory_ = false;
 };
 
 template <typename Dataset, typename Sampler>
@@ -86,6 +100,7 @@ class StatelessDataLoader {
     TANDEM_CHECK(options_.batch_size() > 0, "data loader: batch_size must be positive");
     TANDEM_CHECK(options_.workers() == 0 || options_.max_jobs() > 0,
                  "data loader: max_jobs must be positive when there are workers");
+    pin_ = options_.pin_memory() && detail::pin_memory_usable("DataLoader");
     // One copy per worker, so no two threads call get() on one object.
     const size_t copies = std::max<size_t>(options_.workers(), 1);
     datasets_.reserve(copies);
@@ -109,7 +124,9 @@ class StatelessDataLoader {
         options_.workers(),
         options_.max_jobs(),
         [this](size_t worker, size_t batch) {
-          return datasets_[worker].get_batch(plan_->batch(batch));
+          BatchType made = datasets_[worker].get_batch(plan_->batch(batch));
+          if (pin_) detail::pin_batch(made);
+          return made;
         });
     return stream_->begin();
   }
@@ -124,6 +141,7 @@ class StatelessDataLoader {
   std::vector<Dataset> datasets_;
   Sampler sampler_;
   DataLoaderOptions options_;
+  bool pin_ = false;  // pin_memory asked for and possible
   std::optional<detail::BatchPlan> plan_;
   std::unique_ptr<detail::BatchStream<BatchType>> stream_;  // last: stops first
 };

@@ -101,8 +101,18 @@ class LoaderOptions {
     return *this;
   }
 
+  /// Batches with data and target in pinned memory, pinned by the workers,
+  /// so that copies to a GPU can be non_blocking (as PyTorch's DataLoader).
+  /// Without a GPU: a warning when the Loader is made, and ordinary
+  /// batches. See tandem/data/pin_memory.h.
+  LoaderOptions& pin_memory(bool value) {
+    pin_memory_ = value;
+    return *this;
+  }
+
   int64_t batch_size() const { return batch_size_; }
   bool shuffle() const { return shuffle_; }
+  bool pin_memory() const { return pin_memory_; }
   bool drop_last() const { return drop_last_; }
   int64_t workers() const { return workers_; }
   uint64_t seed() const { return seed_; }
@@ -119,6 +129,7 @@ class LoaderOptions {
   int64_t prefetch_ = 2;
   int64_t shard_index_ = 0;
   int64_t shard_count_ = 1;
+  bool pin_memory_ = false;
 };
 
 /// One batch: rows of the dataset's data and targets, and the batch's
@@ -225,6 +236,7 @@ class Loader {
 
   std::shared_ptr<const std::vector<Fetch>> fetchers_;
   LoaderOptions options_;
+  bool pin_ = false;  // pin_memory asked for and possible
   std::shared_ptr<const samplers::Sampler> sampler_;
   std::unique_ptr<Pass> pass_;
 };

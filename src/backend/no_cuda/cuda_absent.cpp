@@ -20,10 +20,15 @@ CudaDeviceProperties cuda_device_properties(int) { no_cuda("get_device_propertie
 DataPtr cuda_allocate(size_t, Device device) {
   no_cuda(detail::str("cannot allocate on ", device).c_str());
 }
+DataPtr cuda_pinned_allocate(size_t) {
+  no_cuda("pin_memory: cannot page-lock host memory");
+}
+CudaPinnedMemoryStats cuda_pinned_memory_stats() { return {}; }
 CudaMemoryStats cuda_memory_stats(int) { no_cuda("memory_stats"); }
 void cuda_reset_peak_memory_stats(int) { no_cuda("reset_peak_memory_stats"); }
 void cuda_empty_cache() {}
-void cuda_copy_bytes(void*, Device dst_device, const void*, Device src_device, size_t) {
+void cuda_copy_bytes(
+    void*, Device dst_device, const void*, Device src_device, size_t, bool) {
   no_cuda(detail::str("copy from ", src_device, " to ", dst_device).c_str());
 }
 void cuda_synchronize(Device) {}
