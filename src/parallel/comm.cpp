@@ -1,10 +1,14 @@
 #include "tandem/parallel/comm.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "core/memory_ownership.h"
+#include "parallel/nccl_device_comm.h"
 #include "parallel/parallel_utils.h"
 #include "tandem/autograd/grad_mode.h"
 #include "tandem/core/executor.h"
@@ -43,11 +47,17 @@ std::vector<std::vector<size_t>> make_buckets(const std::vector<Tensor>& tensors
   return buckets;
 }
 
+// One bucket's buffer on one device, and the pieces handed out over it.
+struct Coalesced {
+  Tensor flat;                 // the buffer: one dimension, the bucket's dtype
+  std::vector<Tensor> pieces;  // one per tensor of the bucket, shaped like it
+};
+
 // One buffer on `device` for the tensors of `bucket`, handed out as one
 // contiguous piece per tensor, shaped like it. See Note [Coalesced buffers].
-std::vector<Tensor> allocate_pieces(const std::vector<Tensor>& like,
-                                    const std::vector<size_t>& bucket,
-                                    Device device) {
+Coalesced allocate_pieces(const std::vector<Tensor>& like,
+                          const std::vector<size_t>& bucket,
+                          Device device) {
   const ScalarType dtype = like[bucket.front()].dtype();
   const TensorOptions options = TensorOptions(dtype).device(device);
   int64_t total = 0;
@@ -63,7 +73,7 @@ std::vector<Tensor> allocate_pieces(const std::vector<Tensor>& like,
         data, like[i].sizes(), [buffer](void*) {}, options));
     offset += like[i].numel();
   }
-  return pieces;
+  return {buffer, std::move(pieces)};
 }
 
 // Note [Blocked sums]
@@ -150,6 +160,62 @@ void sum_into(const Tensor& out, const std::vector<Tensor>& sources) {
   sums.run({});
 }
 
+// Note [comm over NCCL]
+// ~~~~~~~~~~~~~~~~~~~~~
+// When the build has NCCL and a call's devices are at least two distinct
+// GPUs, each bucket travels in one NCCL collective over them, as in
+// torch.cuda.comm. broadcast_coalesced packs the bucket into one buffer on
+// the source and ncclBroadcasts it into one buffer per other GPU, whose
+// pieces are the copies (no unpacking). reduce_add_coalesced packs each
+// input's tensors of the bucket into one buffer on its GPU, the
+// destination's being the result's own, and ncclReduces (ncclSum) them into
+// it, whose pieces are the sums. The GPUs' order in the call (`devices`, or
+// the inputs' order) gives the ranks, so [cuda:0, cuda:1] and [cuda:1,
+// cuda:0] are two cliques (see Note [NCCL cliques] in
+// distributed/nccl/nccl_device_comm.cpp for communicators and streams).
+//
+// Otherwise the peer copies and add kernels above do the work: a CPU device
+// in the call, one GPU only (nothing to communicate), the same GPU twice
+// (NCCL puts one rank on a GPU), a source or destination that is not one of
+// the GPUs, an input list spread over several devices, a bucket whose dtype
+// NCCL cannot sum (bool; a broadcast moves bytes, so any dtype), a build
+// without NCCL, or TANDEM_COMM_NCCL=0 in the environment (read at every
+// call; for debugging and for comparing the two paths).
+//
+// Values. A broadcast is exact on either path. NCCL sums in its own order
+// (a ring or a tree over the GPUs, chunk by chunk), not the replica order
+// of comm.h, so a floating-point sum over three or more GPUs may differ from
+// the peer-copy path in the last bits, as PyTorch's does. Over two GPUs
+// there is one addition per element (a + b == b + a), so the two paths
+// agree bit for bit, and integer sums are exact on both. NCCL's order stays
+// the same from call to call for a fixed device list on one machine and
+// NCCL version, so runs repeat; TANDEM_COMM_NCCL=0 gives the ordered sum
+// everywhere. The sums of the consuming reduction (BroadcastBackward) go to
+// fresh buffers then, never into replica 0's gradients.
+
+bool nccl_wanted() {
+  if (!detail::nccl_device_comm_built()) return false;
+  const char* setting = std::getenv("TANDEM_COMM_NCCL");
+  return setting == nullptr || std::string_view(setting) != "0";
+}
+
+// The position of `root` in `devices` when a call over `devices` goes
+// through NCCL (see Note [comm over NCCL]): at least two distinct GPUs,
+// `root` among them.
+std::optional<size_t> nccl_root(const std::vector<Device>& devices, Device root) {
+  if (devices.size() < 2 || !nccl_wanted()) return std::nullopt;
+  std::optional<size_t> found;
+  for (size_t j = 0; j < devices.size(); ++j) {
+    if (!devices[j].is_cuda()) return std::nullopt;
+    if (std::find(devices.begin(), devices.begin() + j, devices[j]) !=
+        devices.begin() + j) {
+      return std::nullopt;
+    }
+    if (devices[j] == root) found = j;
+  }
+  return found;
+}
+
 }  // namespace
 
 std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& tensors,
@@ -171,21 +237,32 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
   std::vector<std::vector<Tensor>> result(devices.size());
   if (tensors.empty()) return result;
   const Device source = tensors[0].device();
-  const auto buckets = make_buckets(tensors, buffer_size);
+  // result[0] is `tensors` themselves (comm.h).
+  const bool inputs_first = devices[0] == source;
+  const std::optional<size_t> root = nccl_root(devices, source);
   NoGradGuard no_grad;
-  for (size_t j = 0; j < devices.size(); ++j) {
-    if (j == 0 && devices[j] == source) {
-      result[j] = tensors;
-      continue;
-    }
-    result[j].resize(tensors.size());
-    for (const auto& bucket : buckets) {
-      std::vector<Tensor> pieces = allocate_pieces(tensors, bucket, devices[j]);
-      for (size_t k = 0; k < bucket.size(); ++k) {
-        sum_into(pieces[k], {tensors[bucket[k]]});
-        result[j][bucket[k]] = std::move(pieces[k]);
+  for (auto& copies : result) copies.resize(tensors.size());
+  if (inputs_first) result[0] = tensors;
+  for (const auto& bucket : make_buckets(tensors, buffer_size)) {
+    std::vector<Tensor> buffers;  // one per device, for NCCL
+    for (size_t j = 0; j < devices.size(); ++j) {
+      const bool is_input = j == 0 && inputs_first;
+      // With NCCL, the source still needs the bucket packed into one buffer.
+      if (is_input && !root) continue;
+      Coalesced copy = allocate_pieces(tensors, bucket, devices[j]);
+      if (!root || j == *root) {
+        for (size_t k = 0; k < bucket.size(); ++k) {
+          sum_into(copy.pieces[k], {tensors[bucket[k]]});
+        }
       }
+      if (!is_input) {
+        for (size_t k = 0; k < bucket.size(); ++k) {
+          result[j][bucket[k]] = std::move(copy.pieces[k]);
+        }
+      }
+      if (root) buffers.push_back(std::move(copy.flat));
     }
+    if (root) detail::nccl_broadcast(buffers, *root, "broadcast_coalesced");
   }
   return result;
 }
@@ -229,24 +306,69 @@ void check_reduce_inputs(const std::vector<std::vector<Tensor>>& inputs) {
   }
 }
 
-// Adds to `sums` the sums of tensors `which` of the inputs, into fresh
-// coalesced pieces on `destination`, stored at result[which[..]].
+// The position of `destination` among the inputs' devices when a reduction
+// goes through NCCL (see Note [comm over NCCL]); each input must be on one
+// device.
+std::optional<size_t> nccl_reduce_root(const std::vector<std::vector<Tensor>>& inputs,
+                                       Device destination) {
+  std::vector<Device> devices;
+  for (const auto& input : inputs) {
+    if (input.empty()) return std::nullopt;
+    for (const Tensor& t : input) {
+      if (t.device() != input[0].device()) return std::nullopt;
+    }
+    devices.push_back(input[0].device());
+  }
+  return nccl_root(devices, destination);
+}
+
+// Sums tensors `which[bucket[..]]` of the inputs into `sum` (on inputs[root]'s
+// device) through NCCL: each input's tensors packed into one buffer on its
+// GPU, `sum` being the root's.
+void nccl_reduce_bucket(const std::vector<std::vector<Tensor>>& inputs,
+                        const std::vector<size_t>& which,
+                        const std::vector<Tensor>& like,
+                        const std::vector<size_t>& bucket,
+                        size_t root,
+                        const Coalesced& sum) {
+  std::vector<Tensor> buffers;
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    const Coalesced packed =
+        j == root ? sum : allocate_pieces(like, bucket, inputs[j][0].device());
+    for (size_t k = 0; k < bucket.size(); ++k) {
+      sum_into(packed.pieces[k], {inputs[j][which[bucket[k]]]});
+    }
+    buffers.push_back(packed.flat);
+  }
+  detail::nccl_reduce_sum(buffers, root, "reduce_add_coalesced");
+}
+
+// Sums tensors `which` of the inputs into fresh coalesced pieces on
+// `destination`, stored at result[which[..]]: through NCCL when `root` is
+// set (the destination's position among the inputs) and the dtype allows,
+// else added to `sums`.
 void reduce_into_fresh(const std::vector<std::vector<Tensor>>& inputs,
                        const std::vector<size_t>& which,
                        Device destination,
+                       std::optional<size_t> root,
                        size_t buffer_size,
                        std::vector<Tensor>& result,
                        BlockedSums& sums) {
   std::vector<Tensor> like;
   for (size_t i : which) like.push_back(inputs[0][i]);
   for (const auto& bucket : make_buckets(like, buffer_size)) {
-    std::vector<Tensor> pieces = allocate_pieces(like, bucket, destination);
+    Coalesced sum = allocate_pieces(like, bucket, destination);
+    if (root && detail::nccl_can_sum(sum.flat.dtype())) {
+      nccl_reduce_bucket(inputs, which, like, bucket, *root, sum);
+    } else {
+      for (size_t k = 0; k < bucket.size(); ++k) {
+        std::vector<Tensor> replicas;  // summed in replica order: ((g0 + g1) + g2) + ...
+        for (const auto& input : inputs) replicas.push_back(input[which[bucket[k]]]);
+        sums.add(sum.pieces[k], replicas);
+      }
+    }
     for (size_t k = 0; k < bucket.size(); ++k) {
-      const size_t i = which[bucket[k]];
-      std::vector<Tensor> replicas;  // summed in replica order: ((g0 + g1) + g2) + ...
-      for (const auto& input : inputs) replicas.push_back(input[i]);
-      sums.add(pieces[k], replicas);
-      result[i] = std::move(pieces[k]);
+      result[which[bucket[k]]] = std::move(sum.pieces[k]);
     }
   }
 }
@@ -280,7 +402,13 @@ std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>&
   std::vector<Tensor> result(all.size());
   NoGradGuard no_grad;
   BlockedSums sums;
-  reduce_into_fresh(inputs, all, destination, buffer_size, result, sums);
+  reduce_into_fresh(inputs,
+                    all,
+                    destination,
+                    nccl_reduce_root(inputs, destination),
+                    buffer_size,
+                    result,
+                    sums);
   sums.run(reduction_helpers(inputs, destination));
   return result;
 }
@@ -292,6 +420,7 @@ std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inpu
   check_reduce_inputs(inputs);
   std::vector<Tensor> result(inputs[0].size());
   std::vector<size_t> in_place;
+  const std::optional<size_t> root = nccl_reduce_root(inputs, destination);
   NoGradGuard no_grad;
   {
     // Dropped before returning: its views of the results would otherwise
@@ -300,9 +429,11 @@ std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inpu
     std::vector<size_t> fresh;
     for (size_t i = 0; i < result.size(); ++i) {
       // The sum goes into replica 0's tensor when it is on the destination
-      // and nothing else reaches its memory.
+      // and nothing else reaches its memory; NCCL sums into fresh buffers
+      // (see Note [comm over NCCL]).
       const Tensor& first = inputs[0][i];
-      if (first.device() != destination || !tandem::detail::holds_memory_alone(first)) {
+      if (first.device() != destination || !tandem::detail::holds_memory_alone(first) ||
+          (root && nccl_can_sum(first.dtype()))) {
         fresh.push_back(i);
         continue;
       }
@@ -311,7 +442,7 @@ std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inpu
       sums.add(first, replicas);
       in_place.push_back(i);
     }
-    reduce_into_fresh(inputs, fresh, destination, kDefaultBufferSize, result, sums);
+    reduce_into_fresh(inputs, fresh, destination, root, kDefaultBufferSize, result, sums);
     sums.run(reduction_helpers(inputs, destination));
   }
   for (size_t i : in_place) result[i] = std::move(inputs[0][i]);
