@@ -77,13 +77,25 @@ int64_t item_as_int64(const Tensor& t) { return read_item<int64_t>(t); }
 
 }  // namespace detail
 
-std::ostream& operator<<(std::ostream& out, const std::vector<int64_t>& sizes) {
+namespace {
+
+std::ostream& print_sizes(std::ostream& out, const int64_t* sizes, size_t count) {
   out << '[';
-  for (size_t i = 0; i < sizes.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     if (i > 0) out << ", ";
     out << sizes[i];
   }
   return out << ']';
+}
+
+}  // namespace
+
+std::ostream& operator<<(std::ostream& out, const IntList& sizes) {
+  return print_sizes(out, sizes.data(), sizes.size());
+}
+
+std::ostream& operator<<(std::ostream& out, const std::vector<int64_t>& sizes) {
+  return print_sizes(out, sizes.data(), sizes.size());
 }
 
 }  // namespace tandem

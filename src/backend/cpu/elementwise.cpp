@@ -96,7 +96,10 @@ void unary_typed(UnaryOp op, const Tensor& out, const Tensor& in, T a, T b) {
       case UnaryOp::RdivScalar:
         return run([a](T x) -> T { return a / x; });
       case UnaryOp::PowScalar:
+        // Exact shortcuts (pow(x, 1) is x, and x * x is correctly rounded
+        // x^2): MSE's square and its gradient's x^1 skip powf.
         if (a == T(2)) return run([](T x) -> T { return x * x; });
+        if (a == T(1)) return run([](T x) -> T { return x; });
         return run([a](T x) -> T { return std::pow(x, a); });
       default:
         break;

@@ -23,6 +23,7 @@
 
 #include "tandem/core/error.h"
 #include "tandem/core/parallel.h"
+#include "tandem/core/small_vector.h"
 #include "tandem/core/tensor.h"
 
 namespace tandem::backend::cpu {
@@ -107,8 +108,9 @@ void parallel_over(int64_t items, int64_t cost, Fn&& fn) {
 /// Index 0 is the innermost dimension.
 template <size_t N>
 struct LoopGeometry {
-  std::vector<int64_t> sizes;
-  std::vector<std::array<int64_t, N>> strides;  // bytes
+  // Inline up to 8 merged dims (Note [Sizes without the heap]).
+  SmallVector<int64_t, 8> sizes;
+  SmallVector<std::array<int64_t, N>, 8> strides;  // bytes
 
   LoopGeometry(const IntList& shape, const std::array<const Tensor*, N>& ops) {
     for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
@@ -206,7 +208,7 @@ void for_each_run(Order order,
   for (size_t k = 0; k < N; ++k) base[k] = static_cast<char*>(ops[k]->data_ptr());
   const auto ndim = static_cast<int64_t>(g.sizes.size());
   auto run_range = [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> counter(ndim);
+    SmallVector<int64_t, 8> counter(static_cast<size_t>(ndim));
     for (int64_t d = 0, rest = begin; rest != 0 && d < ndim; ++d) {
       counter[d] = rest % g.sizes[d];
       rest /= g.sizes[d];
