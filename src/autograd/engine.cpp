@@ -1,5 +1,6 @@
 #include "tandem/autograd/engine.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <tuple>
@@ -113,15 +114,17 @@ void run(const std::shared_ptr<GraphTask>& task,
     std::lock_guard<std::mutex> lock(task->mutex);
     for (size_t i = 0; i < roots.size(); ++i) {
       Node* node = roots[i].node.get();
-      tensor_list& buffer = task->buffers[node];
+      tensor_list& buffer = task->nodes.at(node).buffer;
       buffer.resize(node->output_meta().size());
       Tensor& slot = buffer[roots[i].input_nr];
       slot = slot.defined() ? slot + root_grads[i] : root_grads[i];
     }
-    std::unordered_set<Node*> queued;
+    std::vector<Node*> queued;  // roots are few: a list is enough
     for (const Edge& e : roots) {
       Node* node = e.node.get();
-      if (task->dependencies[node] == 0 && queued.insert(node).second) {
+      if (task->nodes.at(node).dependencies == 0 &&
+          std::find(queued.begin(), queued.end(), node) == queued.end()) {
+        queued.push_back(node);
         detail::enqueue(*task, node, to_schedule);
       }
     }

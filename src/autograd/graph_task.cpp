@@ -58,9 +58,10 @@ GraphTask* current_task() { return running_task; }
 
 void compute_dependencies(GraphTask& task, const std::vector<Edge>& roots) {
   std::vector<Node*> stack;
-  std::unordered_set<Node*> seen;
+  bool inserted = false;
   for (const Edge& e : roots) {
-    if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+    task.nodes.find_or_insert(e.node.get(), inserted);
+    if (inserted) stack.push_back(e.node.get());
   }
   while (!stack.empty()) {
     Node* node = stack.back();
@@ -68,8 +69,8 @@ void compute_dependencies(GraphTask& task, const std::vector<Edge>& roots) {
     task.devices.insert(node->device());
     for (const Edge& next : node->next_edges()) {
       if (!next.valid()) continue;
-      ++task.dependencies[next.node.get()];
-      if (seen.insert(next.node.get()).second) stack.push_back(next.node.get());
+      ++task.nodes.find_or_insert(next.node.get(), inserted).dependencies;
+      if (inserted) stack.push_back(next.node.get());
     }
   }
 }
@@ -143,12 +144,7 @@ tensor_list evaluate(GraphTask& task, Node* node, tensor_list grads) {
 std::pair<Node*, tensor_list> take_ready(GraphTask& task, ReadyQueue& queue) {
   Node* node = queue.nodes.top();
   queue.nodes.pop();
-  tensor_list grads;
-  if (auto it = task.buffers.find(node); it != task.buffers.end()) {
-    grads = std::move(it->second);
-    task.buffers.erase(it);
-  }
-  return {node, std::move(grads)};
+  return {node, std::move(task.nodes.at(node).buffer)};
 }
 
 void enqueue(GraphTask& task, Node* node, std::vector<Device>& to_schedule) {
@@ -168,12 +164,12 @@ std::vector<Device> deliver(GraphTask& task, Node* node, tensor_list& outputs) {
     const Edge& edge = edges[i];
     if (!edge.valid()) continue;
     Node* next = edge.node.get();
+    NodeState& state = task.nodes.at(next);
     if (outputs[i].defined()) {
-      tensor_list& buffer = task.buffers[next];
-      buffer.resize(next->output_meta().size());
-      accumulate_into(buffer, edge.input_nr, outputs[i]);
+      state.buffer.resize(next->output_meta().size());
+      accumulate_into(state.buffer, edge.input_nr, outputs[i]);
     }
-    if (--task.dependencies[next] == 0) enqueue(task, next, to_schedule);
+    if (--state.dependencies == 0) enqueue(task, next, to_schedule);
   }
   return to_schedule;
 }

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/node_table.h"
 #include "tandem/autograd/node.h"
 
 namespace tandem::autograd::detail {
@@ -43,8 +44,7 @@ struct GraphTask {
   // Guarded by mutex while the task runs.
   std::mutex mutex;
   std::condition_variable finished;
-  std::unordered_map<Node*, int> dependencies;
-  std::unordered_map<Node*, tensor_list> buffers;
+  NodeTable nodes;  // every node of the graph (Note [One table for the pass])
   std::unordered_map<Device, ReadyQueue> queues;
   int64_t outstanding = 0;  // nodes queued or running
   tensor_list captured;
