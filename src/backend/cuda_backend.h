@@ -39,7 +39,8 @@ DataPtr cuda_allocate(size_t nbytes, Device device);
 /// tandem::Error, saying why, without the backend or a GPU.
 DataPtr cuda_pinned_allocate(size_t nbytes);
 
-/// What the pinned host allocator holds; block sizes, not requests.
+/// What the pinned host allocator holds; block sizes, not requests
+/// (tandem::cuda::host_memory_stats).
 struct CudaPinnedMemoryStats {
   int64_t allocations = 0;      // cuda_pinned_allocate calls of more than 0 bytes
   int64_t cache_hits = 0;       // ... served from the cache

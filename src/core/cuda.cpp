@@ -58,6 +58,12 @@ void reset_peak_memory_stats(int64_t device) {
 
 void empty_cache() { backend::cuda_empty_cache(); }
 
+HostMemoryStats host_memory_stats() {
+  auto s = backend::cuda_pinned_memory_stats();
+  return HostMemoryStats{
+      s.allocations, s.cache_hits, s.bytes_in_use, s.bytes_cached, s.bytes_allocated};
+}
+
 void set_allow_tf32(bool allow) { tf32_allowed.store(allow, std::memory_order_relaxed); }
 
 bool allow_tf32() { return tf32_allowed.load(std::memory_order_relaxed); }

@@ -164,34 +164,38 @@ void sum_into(const Tensor& out, const std::vector<Tensor>& sources) {
 // ~~~~~~~~~~~~~~~~~~~~~
 // When the build has NCCL and a call's devices are at least two distinct
 // GPUs, each bucket travels in one NCCL collective over them, as in
-// torch.cuda.comm. broadcast_coalesced packs the bucket into one buffer on
-// the source and ncclBroadcasts it into one buffer per other GPU, whose
-// pieces are the copies (no unpacking). reduce_add_coalesced packs each
-// input's tensors of the bucket into one buffer on its GPU, the
-// destination's being the result's own, and ncclReduces (ncclSum) them into
-// it, whose pieces are the sums. The GPUs' order in the call (`devices`, or
-// the inputs' order) gives the ranks, so [cuda:0, cuda:1] and [cuda:1,
-// cuda:0] are two cliques (see Note [NCCL cliques] in
+// torch.cuda.comm, wherever that gives the same values as the peer copies
+// (below). broadcast_coalesced packs the bucket into one buffer on the
+// source and ncclBroadcasts it into one buffer per other GPU, whose pieces
+// are the copies (no unpacking). reduce_add_coalesced packs each input's
+// tensors of the bucket into one buffer on its GPU, the destination's
+// being the result's own, and ncclReduces (ncclSum) them into it, whose
+// pieces are the sums. The GPUs' order in the call (`devices`, or the
+// inputs' order) gives the ranks, so [cuda:0, cuda:1] and [cuda:1, cuda:0]
+// are two cliques (see Note [NCCL cliques] in
 // distributed/nccl/nccl_device_comm.cpp for communicators and streams).
 //
-// Otherwise the peer copies and add kernels above do the work: a CPU device
-// in the call, one GPU only (nothing to communicate), the same GPU twice
-// (NCCL puts one rank on a GPU), a source or destination that is not one of
-// the GPUs, an input list spread over several devices, a bucket whose dtype
-// NCCL cannot sum (bool; a broadcast moves bytes, so any dtype), a build
-// without NCCL, or TANDEM_COMM_NCCL=0 in the environment (read at every
-// call; for debugging and for comparing the two paths).
+// Values. comm.h promises sums in replica order, ((g0 + g1) + g2) + ...,
+// bit for bit, which makes a data-parallel run reproducible (spec: data
+// parallelism, "Deterministic reduction"). A broadcast moves bytes, so it
+// is exact on either path. NCCL sums in its own order (a ring or a tree
+// over the GPUs, chunk by chunk), so a reduction goes through it only where
+// every order gives the same bits: over exactly two GPUs (one addition per
+// element, and a + b == b + a) or for an integer dtype (exact sums,
+// wrapping alike). A floating-point bucket over three or more GPUs takes
+// the peer copies and ordered adds, unlike PyTorch, whose NCCL sum may
+// differ there in the last bits.
 //
-// Values. A broadcast is exact on either path. NCCL sums in its own order
-// (a ring or a tree over the GPUs, chunk by chunk), not the replica order
-// of comm.h, so a floating-point sum over three or more GPUs may differ from
-// the peer-copy path in the last bits, as PyTorch's does. Over two GPUs
-// there is one addition per element (a + b == b + a), so the two paths
-// agree bit for bit, and integer sums are exact on both. NCCL's order stays
-// the same from call to call for a fixed device list on one machine and
-// NCCL version, so runs repeat; TANDEM_COMM_NCCL=0 gives the ordered sum
-// everywhere. The sums of the consuming reduction (BroadcastBackward) go to
-// fresh buffers then, never into replica 0's gradients.
+// Otherwise too the peer copies and add kernels above do the work: a CPU
+// device in the call, one GPU only (nothing to communicate), the same GPU
+// twice (NCCL puts one rank on a GPU), a source or destination that is not
+// one of the GPUs, an input list spread over several devices, a bucket
+// whose dtype NCCL cannot sum (bool; a broadcast takes any dtype), a build
+// without NCCL, or TANDEM_COMM_NCCL=0 in the environment (read at every
+// call; for debugging and for comparing the two paths). The sums that the
+// consuming reduction (BroadcastBackward) leaves to NCCL go to fresh
+// buffers, never into replica 0's gradients; the others are added into
+// them where they may be.
 
 bool nccl_wanted() {
   if (!detail::nccl_device_comm_built()) return false;
@@ -214,6 +218,13 @@ std::optional<size_t> nccl_root(const std::vector<Device>& devices, Device root)
     if (devices[j] == root) found = j;
   }
   return found;
+}
+
+// Whether a reduction of `dtype` over `ranks` GPUs goes through NCCL, given
+// that its devices allow it: where NCCL can sum `dtype` and its sum is the
+// replica-order one bit for bit (see Note [comm over NCCL]).
+bool nccl_sums_in_order(ScalarType dtype, size_t ranks) {
+  return detail::nccl_can_sum(dtype) && (ranks == 2 || !is_floating_point(dtype));
 }
 
 }  // namespace
@@ -345,8 +356,8 @@ void nccl_reduce_bucket(const std::vector<std::vector<Tensor>>& inputs,
 
 // Sums tensors `which` of the inputs into fresh coalesced pieces on
 // `destination`, stored at result[which[..]]: through NCCL when `root` is
-// set (the destination's position among the inputs) and the dtype allows,
-// else added to `sums`.
+// set (the destination's position among the inputs) and
+// nccl_sums_in_order, else added to `sums`.
 void reduce_into_fresh(const std::vector<std::vector<Tensor>>& inputs,
                        const std::vector<size_t>& which,
                        Device destination,
@@ -358,7 +369,7 @@ void reduce_into_fresh(const std::vector<std::vector<Tensor>>& inputs,
   for (size_t i : which) like.push_back(inputs[0][i]);
   for (const auto& bucket : make_buckets(like, buffer_size)) {
     Coalesced sum = allocate_pieces(like, bucket, destination);
-    if (root && detail::nccl_can_sum(sum.flat.dtype())) {
+    if (root && nccl_sums_in_order(sum.flat.dtype(), inputs.size())) {
       nccl_reduce_bucket(inputs, which, like, bucket, *root, sum);
     } else {
       for (size_t k = 0; k < bucket.size(); ++k) {
@@ -433,7 +444,7 @@ std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inpu
       // (see Note [comm over NCCL]).
       const Tensor& first = inputs[0][i];
       if (first.device() != destination || !tandem::detail::holds_memory_alone(first) ||
-          (root && nccl_can_sum(first.dtype()))) {
+          (root && nccl_sums_in_order(first.dtype(), inputs.size()))) {
         fresh.push_back(i);
         continue;
       }

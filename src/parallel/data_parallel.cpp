@@ -48,8 +48,10 @@ TensorTree data_parallel(const std::shared_ptr<nn::Module>& module,
   const Device output = output_device.value_or(ids.front());
   if (ids.size() == 1) {
     module->to(ids.front());
-    const TensorTree out =
-        forward(*module, input.map([&](const Tensor& t) { return t.to(ids.front()); }));
+    // non_blocking as scatter's copies (see move_to_devices).
+    const TensorTree out = forward(*module, input.map([&](const Tensor& t) {
+      return t.to(ids.front(), /*non_blocking=*/true);
+    }));
     return out.map([&](const Tensor& t) { return t.to(output); });
   }
   return replicate_apply_gather(

@@ -27,8 +27,17 @@ std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,
                          " parts for ",
                          devices.size(),
                          " devices");
+  // non_blocking, as PyTorch's scatter (also its Gather.backward's): a copy
+  // from the host to a GPU is left running when the source is pinned (its
+  // block outlives the copy) and is done with a pageable source on return
+  // either way (Note [Copies from the host] in backend/cuda/cuda_copy.cpp);
+  // the part's later uses are queued after it on its GPU. Other copies do
+  // not look at it: to the host they wait, between GPUs they are ordered
+  // on both streams, and between logical CPU devices they are plain copies.
   for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i].device() != devices[i]) parts[i] = parts[i].to(devices[i]);
+    if (parts[i].device() != devices[i]) {
+      parts[i] = parts[i].to(devices[i], /*non_blocking=*/true);
+    }
   }
   return parts;
 }

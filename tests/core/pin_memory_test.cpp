@@ -1,7 +1,8 @@
 // Tensor::pin_memory and is_pinned where pinning is impossible: without the
 // CUDA backend or without a GPU, pin_memory() says what was asked and why
-// it cannot be done, and nothing is pinned. (With a GPU,
-// tests/cuda/pinned_memory_test.cpp covers pinning itself.)
+// it cannot be done, nothing is pinned and cuda::host_memory_stats() is all
+// zeros. (With a GPU, tests/cuda/pinned_memory_test.cpp covers pinning
+// itself.)
 #include "support/tensor_testing.h"
 #include "tandem/core/cuda.h"
 #include "tandem/tandem.h"
@@ -33,6 +34,20 @@ TEST(PinMemory, WithoutAGpuPinningThrowsSayingWhy) {
   EXPECT_TRUE(throws_with([&] { (void)x.pin_memory(); }, why));
   EXPECT_TRUE(throws_with([] { (void)zeros({0}).pin_memory(); }, why));
   EXPECT_FALSE(x.is_pinned());  // unchanged
+}
+
+TEST(PinMemory, WithoutAGpuHostMemoryStatsAreZero) {
+  if (cuda::is_available())
+    GTEST_SKIP() << "a CUDA device is present: tests/cuda/pinned_memory_test.cpp counts";
+  // A failed attempt pins nothing, and counts for nothing.
+  const Tensor x = arange(0, 12, kFloat32);
+  EXPECT_TRUE(throws_with([&] { (void)x.pin_memory(); }, "pin_memory"));
+  const cuda::HostMemoryStats s = cuda::host_memory_stats();
+  EXPECT_EQ(s.allocations, 0);
+  EXPECT_EQ(s.cache_hits, 0);
+  EXPECT_EQ(s.bytes_in_use, 0);
+  EXPECT_EQ(s.bytes_cached, 0);
+  EXPECT_EQ(s.bytes_allocated, 0);
 }
 
 TEST(PinMemory, NonBlockingCopiesBetweenCpuDevicesAreOrdinaryCopies) {

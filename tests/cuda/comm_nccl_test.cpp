@@ -2,11 +2,14 @@
 // through NCCL (Note [comm over NCCL] in src/parallel/comm.cpp): over every
 // GPU, in both orders, copies are exact and sums match a float64 CPU
 // reference; with TANDEM_COMM_NCCL=0 (peer copies and add kernels) the
-// results agree, DataParallel's backward included; and over one GPU, where
-// NCCL is never used, the results are right. Tests that need two GPUs skip
-// without them. Under TANDEM_CUDA_TEST_DEVICE=cpu:1 they run over logical
-// CPU devices, where comm never uses NCCL.
+// results are the same bits, DataParallel's backward included; float sums
+// over three or more GPUs are the replica-order sums bit for bit, NCCL or
+// not; and over one GPU, where NCCL is never used, the results are right.
+// Tests that need two (three) GPUs skip without them. Under
+// TANDEM_CUDA_TEST_DEVICE=cpu:1 they run over logical CPU devices, where
+// comm never uses NCCL.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -103,6 +106,29 @@ std::vector<std::vector<Tensor>> summands(const std::vector<Device>& devices,
   return inputs;
 }
 
+// `n` float64 values of magnitudes 2^-20 to 2^40 and both signs, each a
+// float32 value too, on cpu:0: a sum of three or more of them depends on
+// the order of the additions, in either dtype.
+Tensor wide_range(int64_t n, Generator& gen) {
+  Tensor values = testing::uniform({n}, gen).contiguous();
+  const Tensor exponents = testing::integers({n}, gen, -20, 40).contiguous();
+  auto* v = values.data_ptr<double>();
+  const auto* e = exponents.data_ptr<int64_t>();
+  for (int64_t k = 0; k < n; ++k) v[k] = std::ldexp(v[k], static_cast<int>(e[k]));
+  return values;
+}
+
+// inputs[order[0]][i] + inputs[order[1]][i] + ..., added left to right on
+// cpu:0 in the tensors' own dtype.
+Tensor sum_in_order(const std::vector<std::vector<Tensor>>& inputs,
+                    size_t i,
+                    const std::vector<size_t>& order) {
+  Tensor sum = inputs[order[0]][i].to(Device(kCPU));
+  for (size_t k = 1; k < order.size(); ++k)
+    sum = sum + inputs[order[k]][i].to(Device(kCPU));
+  return sum;
+}
+
 // Every sum equals the reference: float32 to its tolerance, the rest to
 // theirs (exactly for integers).
 void expect_sums(const std::vector<Tensor>& sums,
@@ -131,6 +157,16 @@ class CudaCommNccl : public testing::CudaTest {
   std::string two_devices_missing() const {
     if (gpus.size() >= 2) return "";
     return detail::str("needs 2 GPUs; ", gpus.size(), " visible");
+  }
+
+  // Every GPU when there are three or more; three logical CPU devices
+  // under TANDEM_CUDA_TEST_DEVICE=cpu:N; otherwise none.
+  std::vector<Device> three_or_more() const {
+    const Device first = device_under_test();
+    if (first.is_cpu()) {
+      return {first, Device(kCPU, first.index() + 1), Device(kCPU, first.index() + 2)};
+    }
+    return gpus.size() >= 3 ? gpus : std::vector<Device>{};
   }
 
   std::vector<Device> gpus;
@@ -204,13 +240,56 @@ TEST_F(CudaCommNccl, NcclOnAndOffAgree) {
           << "tensor " << i << " on " << gpus[j];
     }
   }
-  // Over two GPUs one addition per element: the same bits either way.
-  // Over more, NCCL's order may change the last bits of float sums.
-  const double loosen = gpus.size() == 2 ? 0 : 1;
+  // NCCL sums only where its order cannot change a bit: the same bits
+  // either way, over any number of GPUs.
   for (size_t i = 0; i < sums_on.size(); ++i) {
-    EXPECT_TRUE(
-        close_to(sums_on[i].to(Device(kCPU)), sums_off[i].to(Device(kCPU)), loosen))
+    EXPECT_TRUE(identical(sums_on[i].to(Device(kCPU)), sums_off[i].to(Device(kCPU))))
         << "sum " << i;
+  }
+}
+
+// The spec's deterministic reduction: with summands whose sum depends on
+// the order of the additions, every float sum over three or more devices,
+// to any of them, is ((g0 + g1) + g2) + ... bit for bit, NCCL on or off.
+// Integer sums (NCCL's where it is on) are exact.
+TEST_F(CudaCommNccl, FloatSumsOverThreeOrMoreGpusAreInReplicaOrder) {
+  const std::vector<Device> devices = three_or_more();
+  if (devices.empty()) GTEST_SKIP() << "needs 3 GPUs; " << gpus.size() << " visible";
+  std::vector<std::vector<Tensor>> inputs;
+  for (const Device& device : devices) {
+    inputs.push_back(on(device,
+                        {wide_range(4096, gen).to(kFloat32),
+                         wide_range(4096, gen),
+                         testing::integers({7}, gen, -1000, 1000),
+                         wide_range(1200, gen).to(kFloat32).view({40, 30})}));
+  }
+  std::vector<size_t> order(devices.size());
+  for (size_t j = 0; j < order.size(); ++j) order[j] = j;
+  std::vector<size_t> backwards(order.rbegin(), order.rend());
+  std::vector<Tensor> want;
+  for (size_t i = 0; i < inputs[0].size(); ++i) {
+    want.push_back(sum_in_order(inputs, i, order));
+    // Otherwise the test could not tell the orders apart.
+    if (inputs[0][i].is_floating_point()) {
+      ASSERT_FALSE(identical(want[i], sum_in_order(inputs, i, backwards)))
+          << "tensor " << i << ": the summands do not depend on the order";
+    }
+  }
+  for (const char* setting : {"1", "0"}) {
+    const CommNcclSetting nccl(setting);
+    for (const Device& destination : {devices[0], devices[1], devices.back()}) {
+      for (size_t buffer : {parallel::kDefaultBufferSize, size_t{64}}) {
+        const std::string what = detail::str(
+            "TANDEM_COMM_NCCL=", setting, " to ", destination, " buffer ", buffer);
+        const auto sums = parallel::reduce_add_coalesced(inputs, destination, buffer);
+        ASSERT_EQ(sums.size(), want.size()) << what;
+        for (size_t i = 0; i < sums.size(); ++i) {
+          EXPECT_EQ(sums[i].device(), destination) << what << " tensor " << i;
+          EXPECT_TRUE(identical(sums[i].to(Device(kCPU)), want[i]))
+              << what << " tensor " << i;
+        }
+      }
+    }
   }
 }
 
@@ -234,9 +313,8 @@ TEST_F(CudaCommNccl, DataParallelGradientsAgreeWithNcclOnAndOff) {
   const std::vector<Tensor> off = grads("0");
   const std::vector<Tensor> on_ = grads("1");
   ASSERT_EQ(on_.size(), off.size());
-  const double loosen = gpus.size() == 2 ? 0 : 1;
   for (size_t i = 0; i < off.size(); ++i) {
-    EXPECT_TRUE(close_to(on_[i], off[i], loosen)) << "parameter " << i;
+    EXPECT_TRUE(identical(on_[i], off[i])) << "parameter " << i;
   }
 }
 

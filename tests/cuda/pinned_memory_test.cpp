@@ -1,9 +1,11 @@
 // Pinned host memory and asynchronous copies on the GPU under test:
-// pin_memory round trips and is_pinned; non_blocking copies from pinned
-// memory, which must read the values the source held when the copy was
-// issued even if its block is freed and handed out again meanwhile (Note
-// [Pinned blocks and pending copies]); blocking and pageable copies, whose
-// sources may be overwritten at once; and loaders that pin their batches.
+// pin_memory round trips and is_pinned; cuda::host_memory_stats counts the
+// allocator's blocks; non_blocking copies from pinned memory, which must
+// read the values the source held when the copy was issued even if its
+// block is freed and handed out again meanwhile (Note [Pinned blocks and
+// pending copies]); blocking and pageable copies, whose sources may be
+// overwritten at once; scatter from a pinned batch; and loaders that pin
+// their batches.
 //
 // Pinning needs a real GPU (page-locked memory comes from the CUDA
 // driver), so under TANDEM_CUDA_TEST_DEVICE=cpu:N these tests skip.
@@ -80,6 +82,42 @@ TEST_F(CudaPinnedMemory, PinMemoryRoundTrips) {
   EXPECT_FALSE(zeros({2}).to(device_under_test()).is_pinned());
 }
 
+TEST_F(CudaPinnedMemory, HostMemoryStatsCountPinnedBlocks) {
+  const auto consistent = [](const cuda::HostMemoryStats& s) {
+    return s.bytes_allocated == s.bytes_in_use + s.bytes_cached && s.bytes_in_use >= 0 &&
+           s.bytes_cached >= 0 && s.cache_hits <= s.allocations;
+  };
+  const cuda::HostMemoryStats before = cuda::host_memory_stats();
+  EXPECT_TRUE(consistent(before));
+  const int64_t n = 3 * 1000 * 1000 + 17;  // float32 elements
+  const auto block = static_cast<int64_t>(
+      detail::cpu_block_size(static_cast<size_t>(n) * sizeof(float)));
+  Tensor p = zeros({n}, kFloat32).pin_memory();
+  const cuda::HostMemoryStats pinned = cuda::host_memory_stats();
+  EXPECT_TRUE(consistent(pinned));
+  EXPECT_EQ(pinned.allocations, before.allocations + 1);
+  EXPECT_EQ(pinned.bytes_in_use, before.bytes_in_use + block);
+  EXPECT_GE(pinned.bytes_allocated, before.bytes_allocated);
+  // Freed, the block stays page-locked and cached, and is the next one of
+  // its size.
+  p = Tensor();
+  const cuda::HostMemoryStats freed = cuda::host_memory_stats();
+  EXPECT_TRUE(consistent(freed));
+  EXPECT_EQ(freed.bytes_in_use, before.bytes_in_use);
+  EXPECT_EQ(freed.bytes_allocated, pinned.bytes_allocated);
+  EXPECT_GE(freed.bytes_cached, block);
+  cuda::empty_cache();  // GPU memory only
+  const Tensor again = ones({n}, kFloat32).pin_memory();
+  const cuda::HostMemoryStats reused = cuda::host_memory_stats();
+  EXPECT_EQ(reused.allocations, freed.allocations + 1);
+  EXPECT_EQ(reused.cache_hits, freed.cache_hits + 1);
+  EXPECT_EQ(reused.bytes_allocated, freed.bytes_allocated);
+  EXPECT_EQ(reused.bytes_in_use, before.bytes_in_use + block);
+  // Pinning nothing is not a request.
+  (void)zeros({0}).pin_memory();
+  EXPECT_EQ(cuda::host_memory_stats().allocations, reused.allocations);
+}
+
 TEST_F(CudaPinnedMemory, NonBlockingCopiesFromPinnedMemoryArriveAfterSynchronize) {
   const Tensor x = testing::uniform({1 << 22}, gen).to(kFloat32);  // 16 MiB
   const Tensor p = x.pin_memory();
@@ -133,6 +171,38 @@ TEST_F(CudaPinnedMemory, BlockingAndPageableSourcesMayBeOverwrittenAtOnce) {
   cuda::synchronize();
   EXPECT_TRUE(identical(from_pinned.to(kCPU), x));
   EXPECT_TRUE(identical(from_pageable.to(kCPU), x));
+}
+
+// scatter copies its chunks with non_blocking: from a pinned batch the
+// copies may still run when it returns, and what runs after them on each
+// GPU sees the values; a chunk for the host stays a view. Backward sends
+// each piece's gradient back into the batch's.
+TEST_F(CudaPinnedMemory, ScatterFromPinnedMemoryIsRightAndDifferentiable) {
+  std::vector<Device> devices = testing::all_devices_under_test();
+  devices.emplace_back(kCPU);
+  const auto n = static_cast<int64_t>(devices.size());
+  const Tensor x = testing::uniform({16 * n, 1 << 14}, gen).to(kFloat32);
+  Tensor batch = x.pin_memory();
+  batch.requires_grad_();
+  keep_the_gpu_busy();
+  const std::vector<Tensor> pieces = parallel::scatter(batch, devices, 0);
+  ASSERT_EQ(pieces.size(), devices.size());
+  Tensor loss = zeros({}, kFloat32);
+  for (size_t j = 0; j < pieces.size(); ++j) {
+    EXPECT_EQ(pieces[j].device(), devices[j]);
+    loss = loss + (pieces[j] * static_cast<double>(j + 1)).sum().to(kCPU);
+  }
+  cuda::synchronize();
+  const std::vector<Tensor> want = x.chunk(n, 0);
+  for (size_t j = 0; j < pieces.size(); ++j) {
+    EXPECT_TRUE(identical(pieces[j].detach().to(kCPU), want[j])) << devices[j];
+  }
+  loss.backward();
+  std::vector<Tensor> grads;
+  for (size_t j = 0; j < want.size(); ++j) {
+    grads.push_back(full_like(want[j], static_cast<double>(j + 1)));
+  }
+  EXPECT_TRUE(identical(batch.grad(), cat(grads, 0)));
 }
 
 TEST_F(CudaPinnedMemory, LoadersPinTheirBatches) {

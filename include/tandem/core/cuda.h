@@ -1,4 +1,5 @@
-// tandem::cuda: the GPUs this process sees, and their memory.
+// tandem::cuda: the GPUs this process sees, their memory, and pinned host
+// memory.
 //
 // Works in every build: without the CUDA backend (or a GPU, or a driver)
 // is_available() is false and device_count() is 0. Nothing here includes a
@@ -9,6 +10,7 @@
 //     tandem::cuda::synchronize();
 //     auto s = tandem::cuda::memory_stats(0);
 //     std::cout << s.allocated_bytes << " bytes in tensors on cuda:0\n";
+//     std::cout << tandem::cuda::host_memory_stats().bytes_in_use << " pinned\n";
 //   }
 #pragma once
 
@@ -50,6 +52,19 @@ MemoryStats memory_stats(int64_t device);
 void reset_peak_memory_stats(int64_t device);
 /// Returns the pool's cached, unused memory on every GPU to CUDA.
 void empty_cache();
+
+/// tandem's page-locked host memory (Tensor::pin_memory), counted in the
+/// allocator's blocks, not the bytes asked for. Freed blocks are cached for
+/// reuse and never given back to CUDA (empty_cache() leaves them). All zero
+/// without the CUDA backend or before anything is pinned.
+struct HostMemoryStats {
+  int64_t allocations = 0;      // pin requests of more than 0 bytes
+  int64_t cache_hits = 0;       // ... served from the cache
+  int64_t bytes_in_use = 0;     // in live pinned tensors
+  int64_t bytes_cached = 0;     // free, or freed while a copy still reads them
+  int64_t bytes_allocated = 0;  // page-locked from CUDA: in use + cached
+};
+HostMemoryStats host_memory_stats();
 
 /// float32 matrix products and convolutions on TF32 tensor cores: faster,
 /// about 3 decimal digits. Off by default, as in PyTorch.

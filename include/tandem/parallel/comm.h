@@ -9,6 +9,13 @@
 // Bucketing changes speed only, never values, and results come back in the
 // order of the inputs.
 //
+// Between GPUs, in a build with NCCL, a call over two or more distinct GPUs
+// moves each bucket in one NCCL collective, where that gives the same bits
+// as peer copies and ordered adds: always for a broadcast; for a reduction
+// over exactly two GPUs or of an integer dtype. Otherwise, and always with
+// TANDEM_COMM_NCCL=0 in the environment, tensors travel by peer copies and
+// are summed by add kernels on the destination.
+//
 //   namespace parallel = tandem::parallel;
 //   std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
 //   auto copies = parallel::broadcast_coalesced(model->parameters(), devices);
@@ -38,9 +45,11 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(
     size_t buffer_size = kDefaultBufferSize);
 
 /// Sums inputs[0][i] + inputs[1][i] + ... for every i on `destination`,
-/// added left to right in the order of `inputs` (replica order), so the
-/// result is bit-reproducible. Every inputs[j] must hold tensors of the
-/// same shapes and dtypes as inputs[0]; results are new tensors.
+/// with the bits of adding left to right in the order of `inputs` (replica
+/// order), so the result is reproducible for a fixed order of inputs, with
+/// or without NCCL (TANDEM_COMM_NCCL=0): NCCL sums only where its order
+/// cannot change a bit (see above). Every inputs[j] must hold tensors of
+/// the same shapes and dtypes as inputs[0]; results are new tensors.
 std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>& inputs,
                                          Device destination,
                                          size_t buffer_size = kDefaultBufferSize);

@@ -98,6 +98,28 @@ cudaStream_t prepare(Device device) {
   return stream;
 }
 
+// Note [Waits between GPUs]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Two kinds of work make a GPU's stream wait for another GPU's: a copy
+// between GPUs (each stream waits for the other's earlier work, see
+// cuda_copy.cpp) and an NCCL collective, whose kernels, launched one GPU
+// after the other by ncclGroupEnd, wait for one another once running.
+// Queued from two threads at once, they could interleave: with the NCCL
+// kernel queued on GPU A but not yet on GPU B, a copy between A and B makes
+// B's stream wait for A's, that is for A's NCCL kernel; B's NCCL kernel,
+// queued next, runs only after that wait, and A's kernel waits for it: no
+// GPU ever moves again. Every such enqueue therefore happens under one
+// process-wide mutex, so each lands on the streams whole, before or after
+// the other. It lives here, in the layer below both users, so that the
+// backend's copies need nothing from above. It is held only while calls
+// that queue work return, never while the host waits for a GPU, so no
+// thread blocks long on it. Never destroyed: a copy may run during static
+// destruction.
+std::mutex& cross_gpu_mutex() {
+  static auto* mutex = new std::mutex();
+  return *mutex;
+}
+
 bool allow_tf32() { return tandem::cuda::allow_tf32(); }
 
 }  // namespace cuda

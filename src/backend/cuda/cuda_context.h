@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 
 #include "tandem/core/device.h"
 #include "tandem/core/tensor.h"
@@ -47,6 +48,13 @@ inline cudaStream_t prepare(const Tensor& t) { return prepare(t.device()); }
 
 /// The device's stream without changing the current device.
 cudaStream_t stream_of(Device device);
+
+/// Held while queuing work that makes one GPU's stream wait for another's:
+/// the waits of a copy between GPUs (cuda_copy.cpp) and the kernels of an
+/// NCCL group launch (distributed/nccl/nccl_device_comm.cpp). Only around
+/// the enqueue calls, never across a wait on the host. See Note [Waits
+/// between GPUs] in cuda_context.cpp.
+std::mutex& cross_gpu_mutex();
 
 inline constexpr int kThreads = 256;
 

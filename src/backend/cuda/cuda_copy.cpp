@@ -7,6 +7,8 @@
 // destination's earlier work, and the destination's later work waits for
 // it. Both blocks are thus in use, in stream order, exactly while the copy
 // runs, which keeps the allocator's stream-ordered reuse safe on both GPUs.
+// Those waits and the copy are queued under cross_gpu_mutex() (Note [Waits
+// between GPUs] in cuda_context.cpp), never inside an NCCL group launch.
 // Peer access is enabled for each pair that supports it (NVLink or PCIe
 // P2P); otherwise CUDA routes the copy through the host.
 #include <array>
@@ -60,6 +62,7 @@ void copy_between_gpus(
   cudaStream_t dst_stream = cuda::stream_of(dst_device);
   cudaStream_t src_stream = cuda::prepare(src_device);
   enable_peer_access_once(src_device.index(), dst_device.index());
+  const std::lock_guard<std::mutex> lock(cuda::cross_gpu_mutex());
   cuda::prepare(dst_device);
   stream_wait(src_stream, dst_stream);
   cuda::prepare(src_device);

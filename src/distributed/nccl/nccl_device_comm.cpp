@@ -22,12 +22,14 @@
 // Locking. The kernels of one collective wait for one another across GPUs,
 // so every GPU must see collectives in the same order: two threads
 // launching at once over cliques that share GPUs could queue A before B on
-// one GPU and B before A on another, and hang. One process-wide mutex
-// therefore covers every launch, the making of communicators and the map.
-// It cannot cover the waits that other threads add between two GPUs'
-// streams (a copy between GPUs, cuda_copy.cpp): one falling between the
-// kernel launches of one ncclGroupEnd could in principle close a cycle.
-// PyTorch has the same window (its free mutex covers cudaFree only).
+// one GPU and B before A on another, and hang. Nor may a copy between two
+// of the GPUs (cuda_copy.cpp) queue its waits between the kernel launches
+// of one ncclGroupEnd, which could close a cycle too. So every group
+// launch, ncclGroupStart to ncclGroupEnd, holds the backend's
+// cross_gpu_mutex(), which such copies take as well (Note [Waits between
+// GPUs] in backend/cuda/cuda_context.cpp). The map of communicators has a
+// mutex of its own, held while one is found or made (ncclCommInitAll is
+// slow and waits for the GPUs), never with the other held.
 //
 // Current device. NCCL sets the current device while it works; the caller's
 // is put back afterwards, so backend::cuda::prepare()'s record of it stays
@@ -108,17 +110,13 @@ class KeepCurrentDevice {
   int device_ = 0;
 };
 
-// Leaked with what it guards (see Note [NCCL cliques]).
-std::mutex& nccl_mutex() {
-  static auto* mutex = new std::mutex();
-  return *mutex;
-}
-
-// The communicators of the clique `gpus`, made on first use. Called with
-// nccl_mutex() held.
+// The communicators of the clique `gpus`, made on first use. A map's
+// entries never move, and are never erased, so the reference stays good.
 const std::vector<ncclComm_t>& clique(const std::vector<int>& gpus, const char* what) {
-  // Leaked on purpose: see Note [NCCL cliques].
+  // Leaked on purpose, as the mutex that guards it: see Note [NCCL cliques].
+  static auto* mutex = new std::mutex();
   static auto* cliques = new std::map<std::vector<int>, std::vector<ncclComm_t>>();
+  const std::lock_guard<std::mutex> lock(*mutex);
   const auto it = cliques->find(gpus);
   if (it != cliques->end()) return it->second;
   std::vector<ncclComm_t> comms(gpus.size(), nullptr);
@@ -152,8 +150,8 @@ void launch(const std::vector<Tensor>& buffers,
   // Every rank has the same count: all skip alike.
   if (buffers[0].nbytes() == 0) return;
   const KeepCurrentDevice keep;
-  const std::lock_guard<std::mutex> lock(nccl_mutex());
   const std::vector<ncclComm_t>& comms = clique(gpus, what);
+  const std::lock_guard<std::mutex> lock(backend::cuda::cross_gpu_mutex());
   ncclResult_t result = ncclGroupStart();
   if (result != ncclSuccess) throw_nccl(result, what, "ncclGroupStart");
   size_t rank = 0;
