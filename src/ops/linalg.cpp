@@ -69,10 +69,11 @@ bool blas_compatible(const Tensor& t) {
   return row_major || col_major;
 }
 
-// `t` without history, copied only when BLAS cannot read it in place.
+// `t` as BLAS reads it: itself when it can read it in place (kernels never
+// record history, so no detached handle is needed), else a contiguous copy
+// made without history.
 Tensor blas_operand(const Tensor& t) {
-  Tensor d = t.detach();
-  return blas_compatible(d) ? d : d.contiguous();
+  return blas_compatible(t) ? t : t.detach().contiguous();
 }
 
 int64_t product_of(IntList::const_iterator begin, IntList::const_iterator end) {
@@ -234,11 +235,16 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   if (bias.defined()) {
     kernels.copy(out2d, detail::broadcast_to_raw(bias, {rows, out_features}));
   }
-  kernels.gemm(out2d,
-               blas_operand(input.detach().reshape({rows, in_features})),
-               blas_operand(weight.detach().t()),
-               1,
-               bias.defined() ? 1 : 0);
+  // The kernel reads plain views (it records nothing): a 2-D input as it is,
+  // the weight transposed by its strides.
+  const Tensor input2d =
+      input.dim() == 2 ? input : input.detach().reshape({rows, in_features});
+  const Tensor weight_t = detail::raw_view(weight,
+                                           {in_features, out_features},
+                                           {weight.stride(1), weight.stride(0)},
+                                           weight.storage_offset());
+  kernels.gemm(
+      out2d, blas_operand(input2d), blas_operand(weight_t), 1, bias.defined() ? 1 : 0);
 
   if (!autograd::any_requires_grad({&input, &weight, &bias})) return out;
   const bool need_input = input.requires_grad(), need_weight = weight.requires_grad();
