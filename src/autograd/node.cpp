@@ -155,14 +155,7 @@ tensor_list AccumulateGrad::apply(tensor_list&& grads) {
 
 SavedVariable::SavedVariable(const Tensor& t, bool is_output, uint32_t output_nr) {
   if (!t.defined()) return;
-  // A leaf that requires grad (a parameter) is kept as it is: no history to
-  // cut, and no new handle to make. Anything else is detached: the node must
-  // not hold its own output's history, and a saved tensor without history
-  // gets a handle of its own, so that code reusing memory nobody else holds
-  // (replicate's in-place refresh of buffers, holds_memory_alone) sees that
-  // a graph still holds it.
-  const bool keep_as_is = !is_output && t.requires_grad() && t.is_leaf();
-  data_ = keep_as_is ? t : t.detach();
+  data_ = t.detach();
   saved_version_ = t._version();
   if (is_output) {
     is_output_ = true;

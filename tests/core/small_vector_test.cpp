@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "tandem/core/int_list.h"
@@ -37,6 +39,18 @@ TEST(SmallVector, PushBackOfItsOwnElementWhileGrowing) {
   v.push_back(v[0]);  // the source moves when the vector grows
   v.push_back(v.back());
   EXPECT_EQ(as_vector(v), (std::vector<int64_t>{7, 8, 9, 10, 7, 7}));
+}
+
+TEST(SmallVector, ResizesWithItsOwnElementWhileGrowing) {
+  Small v = {7, 8, 9, 10, 11};  // on the heap; growing frees that block
+  v.resize(v.capacity() + 3, v[0]);
+  for (size_t i = 5; i < v.size(); ++i) EXPECT_EQ(v[i], 7) << "element " << i;
+}
+
+TEST(SmallVector, RefusesMoreElementsThanMemoryCanAddress) {
+  Small v = {1};
+  EXPECT_THROW(v.reserve(SIZE_MAX / 4), std::length_error);
+  EXPECT_EQ(as_vector(v), (std::vector<int64_t>{1}));  // unchanged
 }
 
 TEST(SmallVector, InsertsAndErases) {

@@ -124,10 +124,8 @@ class AccumulateGrad final : public Node {
 /// are recorded against it and can be differentiated again: a leaf comes
 /// back as itself, a non-leaf with the grad_fn it had when saved, and an
 /// output of the saving node (`is_output`: saved before the node existed)
-/// with that node as its grad_fn. Otherwise unpack() returns the tensor
-/// without its history (a leaf that requires grad as itself: formulas run
-/// with grad mode off, so nothing records against it). See Note [Double
-/// backward].
+/// with that node as its grad_fn. Otherwise unpack() returns a plain
+/// detached tensor, as cheap as before. See Note [Double backward].
 class SavedVariable {
  public:
   SavedVariable() = default;

@@ -17,11 +17,14 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <new>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -122,8 +125,9 @@ class SmallVector {
   void pop_back() { --size_; }
   void resize(size_t n) { resize(n, T{}); }
   void resize(size_t n, const T& value) {
+    const T copy = value;  // `value` may live in this vector
     reserve(n);
-    for (size_t i = size_; i < n; ++i) data_[i] = value;
+    for (size_t i = size_; i < n; ++i) data_[i] = copy;
     size_ = n;
   }
   void assign(size_t count, const T& value) {
@@ -154,7 +158,8 @@ class SmallVector {
     if (count == 0) return data_ + at;
     if constexpr (std::is_same_v<std::remove_cv_t<std::remove_pointer_t<It>>, T> &&
                   std::is_pointer_v<It>) {
-      if (first >= data_ && first < data_ + size_) {
+      const std::less<const T*> before;  // a total order, unlike < on pointers
+      if (!before(first, data_) && before(first, data_ + size_)) {
         // The source is this vector's own elements: after the gap opens,
         // those at or past `at` sit `count` further up (none is in the gap).
         const auto from = static_cast<size_t>(first - data_);
@@ -204,6 +209,8 @@ class SmallVector {
   }
 
   void grow_to(size_t n) {
+    if (n > SIZE_MAX / sizeof(T))
+      throw std::length_error("SmallVector: too many elements");
     auto* fresh = static_cast<T*>(std::malloc(n * sizeof(T)));  // NOLINT
     if (fresh == nullptr) throw std::bad_alloc();
     if (size_ > 0) std::memcpy(static_cast<void*>(fresh), data_, size_ * sizeof(T));
