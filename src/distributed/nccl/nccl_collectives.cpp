@@ -54,8 +54,10 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "backend/cuda/cuda_context.h"
+#include "distributed/nccl/nccl_types.h"
 #include "distributed/nccl_backend.h"
 #include "distributed/state.h"
 #include "tandem/core/error.h"
@@ -114,21 +116,6 @@ void check_nccl(ncclResult_t result, const char* call, ncclComm_t comm) {
   }
 }
 
-ncclDataType_t nccl_datatype(ScalarType dtype) {
-  switch (dtype) {
-    case ScalarType::Float:
-      return ncclFloat32;
-    case ScalarType::Double:
-      return ncclFloat64;
-    case ScalarType::Long:
-      return ncclInt64;
-    default:
-      break;
-  }
-  TANDEM_INTERNAL_ASSERT(false, "no NCCL datatype for ", dtype, " (checked on enqueue)");
-  return ncclFloat32;
-}
-
 ncclRedOp_t nccl_op(ReduceOp op) {
   switch (op) {
     case ReduceOp::SUM:
@@ -148,7 +135,10 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 // Queues `op`'s NCCL call on `stream`, and for an allgather into a list the
 // copies out of the flat buffer after it.
 void issue(const CollectiveOp& op, ncclComm_t comm, cudaStream_t stream, int rank) {
-  const ncclDataType_t type = nccl_datatype(op.dtype);
+  const std::optional<ncclDataType_t> known = nccl_type(op.dtype);
+  TANDEM_INTERNAL_ASSERT(
+      known, "no NCCL datatype for ", op.dtype, " (checked on enqueue)");
+  const ncclDataType_t type = *known;
   const auto count = static_cast<size_t>(op.count);
   auto* recv = static_cast<char*>(op.recv.data_ptr());
   switch (op.kind) {

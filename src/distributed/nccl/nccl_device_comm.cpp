@@ -51,26 +51,11 @@
 #include <string>
 
 #include "backend/cuda/cuda_context.h"
+#include "distributed/nccl/nccl_types.h"
 #include "tandem/core/error.h"
 
 namespace tandem::parallel::detail {
 namespace {
-
-std::optional<ncclDataType_t> nccl_sum_type(ScalarType dtype) {
-  switch (dtype) {
-    case ScalarType::Float:
-      return ncclFloat32;
-    case ScalarType::Double:
-      return ncclFloat64;
-    case ScalarType::Long:
-      return ncclInt64;
-    case ScalarType::Byte:
-      return ncclUint8;  // wraps around, as tandem's uint8 sums do
-    case ScalarType::Bool:
-      break;  // NCCL would count (1 + 1 = 2), not "or"
-  }
-  return std::nullopt;
-}
 
 std::string gpu_list(const std::vector<int>& gpus) {
   std::string out;
@@ -179,7 +164,9 @@ void launch(const std::vector<Tensor>& buffers,
 
 bool nccl_device_comm_built() { return true; }
 
-bool nccl_can_sum(ScalarType dtype) { return nccl_sum_type(dtype).has_value(); }
+bool nccl_can_sum(ScalarType dtype) {
+  return distributed::detail::nccl_type(dtype).has_value();
+}
 
 void nccl_broadcast(const std::vector<Tensor>& buffers, size_t root, const char* what) {
   const size_t nbytes = buffers.at(root).nbytes();
@@ -195,7 +182,8 @@ void nccl_broadcast(const std::vector<Tensor>& buffers, size_t root, const char*
 }
 
 void nccl_reduce_sum(const std::vector<Tensor>& buffers, size_t root, const char* what) {
-  const std::optional<ncclDataType_t> type = nccl_sum_type(buffers.at(root).dtype());
+  const std::optional<ncclDataType_t> type =
+      distributed::detail::nccl_type(buffers.at(root).dtype());
   TANDEM_INTERNAL_ASSERT(
       type.has_value(), what, ": NCCL cannot sum ", buffers[root].dtype());
   const auto count = static_cast<size_t>(buffers[root].numel());
