@@ -10,6 +10,7 @@
 #pragma once
 
 #include "tandem/core/allocator.h"
+#include "tandem/core/blas.h"
 #include "tandem/core/cuda.h"
 #include "tandem/core/device.h"
 #include "tandem/core/device_guard.h"

@@ -1,6 +1,7 @@
 // `tandem devices`: the devices this process can place work on. One line per
 // logical CPU device of the core budget (--threads), each with its cores and
-// the host's memory, then the CUDA devices.
+// the host's memory, the BLAS kernels the CPU products use, then the CUDA
+// devices.
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -28,6 +29,16 @@ int run_devices(const Args& args) {
   if (!flags.parse(args)) return 0;
   std::cout << "core budget: " << num_threads() << " of "
             << std::thread::hardware_concurrency() << " cores\n";
+  const blas::Info blas = blas::info();
+  std::cout << "blas: " << blas.kernels << " kernels, " << blas.library;
+  if (blas.kernels != blas.detected) {
+    std::cout
+        << " (tandem's choice from the CPU's instruction sets; OpenBLAS took this CPU"
+        << " for " << blas.detected << ")";
+  } else if (blas.chosen_by_environment) {
+    std::cout << " (as OPENBLAS_CORETYPE asks)";
+  }
+  std::cout << "\n";
   int64_t gpus = 0;
   for (const DeviceInfo& info : list_devices()) {
     if (info.device.is_cpu()) {

@@ -1,15 +1,15 @@
-// CPU matrix products through CBLAS (OpenBLAS). Every BLAS call tandem makes
-// lives in this file.
+// CPU matrix products through CBLAS (OpenBLAS). Every product tandem
+// computes goes through this file; blas_setup.cpp prepares the library.
 //
 // Note [GEMM blocks]
 // ~~~~~~~~~~~~~~~~~~
 // Debian's OpenBLAS (pthread build) has one process-wide thread count, so
 // concurrent callers with more than one thread each serialise in its thread
-// server (research/baselines.md, section 3). tandem sets it to 1 and
-// parallelises each product itself: the output is cut into blocks along its
-// longer side, each block is one single-threaded BLAS call over the full K,
-// and parallel_for hands the blocks to intra_op_threads() threads, which is
-// the calling device's share of the cores.
+// server (research/baselines.md, section 3). tandem sets it to 1
+// (blas_setup.cpp) and parallelises each product itself: the output is cut into blocks
+// along its longer side, each block is one single-threaded BLAS call over the full K, and
+// parallel_for hands the blocks to intra_op_threads() threads, which is the calling
+// device's share of the cores.
 //
 // The cut depends only on the shape and the machine's core count, never on
 // the core budget or on how many devices are busy. OpenBLAS picks different
@@ -25,6 +25,7 @@
 #include <climits>
 #include <thread>
 
+#include "backend/cpu/blas_setup.h"
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/gemm.h"
 #include "backend/cpu/loops.h"
@@ -41,14 +42,6 @@ constexpr int64_t kMinBlockExtent = 64;
 // Multiply-adds below which a block is not worth waking a thread for
 // (about 15 us on one core).
 constexpr double kMinBlockWork = 1 << 20;
-
-void use_single_threaded_blas() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
-}
 
 struct Blocks {
   bool by_rows;    // cut the output's rows (else its columns)
@@ -177,7 +170,7 @@ void blocked_gemm(int64_t batch,
                   bool parallel) {
   if (batch == 0 || m == 0 || n == 0) return;
   if (k == 0) return scale(c, batch * m * n, beta);
-  use_single_threaded_blas();
+  prepare_blas();
   const Blocks blocks = plan_blocks(m, n, k);
   const double block_work =
       static_cast<double>(blocks.extent) * (blocks.by_rows ? n : m) * k;
