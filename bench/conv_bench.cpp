@@ -2,6 +2,9 @@
 // Fashion-MNIST CNN at batch 64: 1 -> 32 channels on 28x28 (the input layer,
 // whose input needs no gradient) and 32 -> 64 on 14x14 after pooling (a
 // hidden layer, whose input does), kernel 3, padding 1, on 1 and 2 threads.
+// Then the other layers of `tandem train --model cnn` on its first block's
+// output at batch 256 ([256, 32, 28, 28]), forward + backward on one thread:
+// max_pool2d(2) and batch_norm in training mode.
 // To compare with PyTorch, time the same calls in Python: under
 // torch.set_num_threads(1 or 2), F.conv2d(x, w, b, 1, 1) in no_grad for the
 // forward, and F.conv2d(x, w, b, 1, 1).backward(g) with x.requires_grad as
@@ -86,7 +89,37 @@ void conv_shapes(benchmark::internal::Benchmark* b) {
       ->UseRealTime();
 }
 
+// The CNN's first block output, [256, 32, 28, 28], needing a gradient.
+Tensor block_output() { return tandem::randn({256, 32, 28, 28}).requires_grad_(); }
+
+void BM_MaxPool2dForwardBackward(benchmark::State& state) {
+  ThreadBudget threads(1);
+  Tensor x = block_output();
+  const Tensor grad_out = tandem::randn({256, 32, 14, 14});
+  for (auto _ : state) {
+    x.mutable_grad() = Tensor();
+    tandem::max_pool2d(x, 2).backward(grad_out);
+  }
+}
+
+void BM_BatchNorm2dForwardBackward(benchmark::State& state) {
+  ThreadBudget threads(1);
+  Tensor x = block_output();
+  Tensor weight = tandem::ones({32}).requires_grad_();
+  Tensor bias = tandem::zeros({32}).requires_grad_();
+  Tensor running_mean = tandem::zeros({32});
+  Tensor running_var = tandem::ones({32});
+  const Tensor grad_out = tandem::randn({256, 32, 28, 28});
+  for (auto _ : state) {
+    x.mutable_grad() = weight.mutable_grad() = bias.mutable_grad() = Tensor();
+    tandem::batch_norm(x, running_mean, running_var, weight, bias, true, 0.1, 1e-5)
+        .backward(grad_out);
+  }
+}
+
 BENCHMARK(BM_Conv2dForward)->Apply(conv_shapes);
 BENCHMARK(BM_Conv2dForwardBackward)->Apply(conv_shapes);
+BENCHMARK(BM_MaxPool2dForwardBackward)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BatchNorm2dForwardBackward)->Unit(benchmark::kMillisecond);
 
 }  // namespace

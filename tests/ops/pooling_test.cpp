@@ -64,6 +64,15 @@ TEST(MaxPool2d, TiesTakeTheFirstAndNanWins) {
   auto [nan_out, nan_idx] = max_pool2d_with_indices(x, 2);
   EXPECT_TRUE(std::isnan(nan_out.item<double>()));
   EXPECT_EQ(nan_idx.item<int64_t>(), 1);
+  // A later NaN wins over an earlier one (PyTorch's `v > max || isnan(v)`),
+  // in float32 as well, whether the windows sweep whole rows (no padding)
+  // or are clipped one by one (padding).
+  Tensor y = ramp(2, 2).to(kFloat32);
+  y.data_ptr<float>()[1] = std::numeric_limits<float>::quiet_NaN();
+  y.data_ptr<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(std::get<1>(max_pool2d_with_indices(y, 2)).item<int64_t>(), 3);
+  EXPECT_TRUE(equal(std::get<1>(max_pool2d_with_indices(y, 3, 1, 1)),
+                    indices({3, 3, 3, 3}, 2, 2)));
 }
 
 TEST(MaxPool2d, GradientGoesToEachWindowsMaximum) {

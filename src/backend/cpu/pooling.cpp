@@ -8,8 +8,10 @@
 // the backward passes add into a plane of their own, so the results do not
 // depend on the thread count.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/loops.h"
@@ -46,39 +48,118 @@ void for_each_plane(const PoolShape& s, int64_t window, Fn&& fn) {
   });
 }
 
+// A cell beats the best so far when it is larger or NaN (PyTorch's rule:
+// NaN propagates, and the last NaN's index is kept); ties keep the first.
+template <typename T>
+bool beats(T v, T best) {
+  return (v > best) | (v != v);
+}
+
+// `wins ? a : b` through masks: the compiler keeps a ?: on loaded values as
+// a branch, and whether a cell wins is as good as random on real data.
+template <typename T>
+T select(bool wins, T a, T b) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const Bits mask = Bits(0) - Bits(wins);
+  return std::bit_cast<T>((std::bit_cast<Bits>(a) & mask) |
+                          (std::bit_cast<Bits>(b) & ~mask));
+}
+
+// Whether every window lies inside the image with unit dilation, so that
+// max_pool_rows can sweep whole output rows without clipping.
+bool windows_inside(const PoolShape& s, const Pool2dParams& p) {
+  return p.padding[0] == 0 && p.padding[1] == 0 && p.dilation[0] == 1 &&
+         p.dilation[1] == 1 && (s.out_h - 1) * p.stride[0] + p.kernel[0] <= s.height &&
+         (s.out_w - 1) * p.stride[1] + p.kernel[1] <= s.width;
+}
+
+// One plane whose windows all lie inside it: the windows of an output row
+// are swept together, cell by cell of the window in row-major order (the
+// order of max_pool_clipped, so the same cell wins). The windows do not
+// depend on each other, so the loop over them runs several at a time where
+// one window alone is a chain of dependent comparisons.
+template <typename T>
+void max_pool_rows(const PoolShape& s,
+                   const Pool2dParams& p,
+                   T* out_plane,
+                   int64_t* index_plane,
+                   const T* image) {
+  // Locals, and restrict: the stores to the output would otherwise make
+  // the compiler reload the shape after every one.
+  const int64_t out_h = s.out_h, out_w = s.out_w, width = s.width;
+  const int64_t sh = p.stride[0], sw = p.stride[1], kernel_h = p.kernel[0],
+                kernel_w = p.kernel[1];
+  for (int64_t oh = 0; oh < out_h; ++oh) {
+    T* __restrict best_value = out_plane + oh * out_w;
+    int64_t* __restrict best = index_plane + oh * out_w;
+    const int64_t top = oh * sh * width;
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      best[ow] = top + ow * sw;
+      best_value[ow] = image[top + ow * sw];
+    }
+    for (int64_t kh = 0; kh < kernel_h; ++kh) {
+      for (int64_t kw = kh == 0 ? 1 : 0; kw < kernel_w; ++kw) {
+        const int64_t first = top + kh * width + kw;
+        const T* __restrict cells = image + first;
+        for (int64_t ow = 0; ow < out_w; ++ow) {
+          const T v = cells[ow * sw];
+          const bool wins = beats(v, best_value[ow]);
+          best_value[ow] = select(wins, v, best_value[ow]);
+          best[ow] = select(wins, first + ow * sw, best[ow]);
+        }
+      }
+    }
+  }
+}
+
+// One plane in general: each window clipped to the image, with dilation.
+template <typename T>
+void max_pool_clipped(const PoolShape& s,
+                      const Pool2dParams& p,
+                      T* out_plane,
+                      int64_t* index_plane,
+                      const T* image) {
+  for (int64_t oh = 0; oh < s.out_h; ++oh) {
+    int64_t h_begin = oh * p.stride[0] - p.padding[0];
+    const int64_t h_end =
+        std::min(h_begin + (p.kernel[0] - 1) * p.dilation[0] + 1, s.height);
+    while (h_begin < 0) h_begin += p.dilation[0];
+    for (int64_t ow = 0; ow < s.out_w; ++ow) {
+      int64_t w_begin = ow * p.stride[1] - p.padding[1];
+      const int64_t w_end =
+          std::min(w_begin + (p.kernel[1] - 1) * p.dilation[1] + 1, s.width);
+      while (w_begin < 0) w_begin += p.dilation[1];
+      // -1 (and -inf) for a window that no input cell falls in, which
+      // padding with dilation allows; backward skips it.
+      int64_t best = -1;
+      T best_value = -std::numeric_limits<T>::infinity();
+      for (int64_t h = h_begin; h < h_end; h += p.dilation[0]) {
+        for (int64_t w = w_begin; w < w_end; w += p.dilation[1]) {
+          const T v = image[h * s.width + w];
+          if (best < 0 || beats(v, best_value)) {
+            best_value = v;
+            best = h * s.width + w;
+          }
+        }
+      }
+      out_plane[oh * s.out_w + ow] = best_value;
+      index_plane[oh * s.out_w + ow] = best;
+    }
+  }
+}
+
 template <typename T>
 void max_pool_forward(
     const PoolShape& s, const Pool2dParams& p, T* out, int64_t* indices, const T* in) {
+  const bool inside = windows_inside(s, p);
   for_each_plane(s, p.kernel[0] * p.kernel[1], [&](int64_t plane) {
     const T* image = in + plane * s.in_plane();
     T* out_plane = out + plane * s.out_plane();
     int64_t* index_plane = indices + plane * s.out_plane();
-    for (int64_t oh = 0; oh < s.out_h; ++oh) {
-      int64_t h_begin = oh * p.stride[0] - p.padding[0];
-      const int64_t h_end =
-          std::min(h_begin + (p.kernel[0] - 1) * p.dilation[0] + 1, s.height);
-      while (h_begin < 0) h_begin += p.dilation[0];
-      for (int64_t ow = 0; ow < s.out_w; ++ow) {
-        int64_t w_begin = ow * p.stride[1] - p.padding[1];
-        const int64_t w_end =
-            std::min(w_begin + (p.kernel[1] - 1) * p.dilation[1] + 1, s.width);
-        while (w_begin < 0) w_begin += p.dilation[1];
-        // -1 (and -inf) for a window that no input cell falls in, which
-        // padding with dilation allows; backward skips it.
-        int64_t best = -1;
-        T best_value = -std::numeric_limits<T>::infinity();
-        for (int64_t h = h_begin; h < h_end; h += p.dilation[0]) {
-          for (int64_t w = w_begin; w < w_end; w += p.dilation[1]) {
-            const T v = image[h * s.width + w];
-            if (best < 0 || v > best_value || std::isnan(v)) {
-              best_value = v;
-              best = h * s.width + w;
-            }
-          }
-        }
-        out_plane[oh * s.out_w + ow] = best_value;
-        index_plane[oh * s.out_w + ow] = best;
-      }
+    if (inside) {
+      max_pool_rows(s, p, out_plane, index_plane, image);
+    } else {
+      max_pool_clipped(s, p, out_plane, index_plane, image);
     }
   });
 }
