@@ -106,24 +106,31 @@ void batch_norm_gradients(const ChannelShape& s,
     for (int64_t n = 0; n < s.batch; ++n) {
       const T* gr = g + s.offset(n, c);
       const T* xr = x + s.offset(n, c);
-      sum_g += sum_of(s.inner, [&](int64_t l) { return static_cast<double>(gr[l]); });
-      sum_g_centered += sum_of(s.inner, [&](int64_t l) { return gr[l] * (xr[l] - m); });
+      const auto [run_g, run_g_centered] = sums_of(
+          s.inner,
+          [&](int64_t l) { return static_cast<double>(gr[l]); },
+          [&](int64_t l) { return gr[l] * (xr[l] - m); });
+      sum_g += run_g;
+      sum_g_centered += run_g_centered;
     }
     if (grad_b != nullptr) grad_b[c] = static_cast<T>(sum_g);
     if (grad_w != nullptr) grad_w[c] = static_cast<T>(sum_g_centered * inv);
     if (grad_x == nullptr) return;
     const double scale = inv * (weight != nullptr ? weight[c] : 1.0);
     // In training, mean and invstd depend on x: their gradients remove the
-    // mean of g and g's projection on the centred input.
+    // mean of g and g's projection on the centred input. The coefficients
+    // come from double sums; the per-element map runs in T, as PyTorch's.
     const double count = static_cast<double>(s.per_channel());
-    const double mean_g = training ? sum_g / count : 0.0;
-    const double projection = training ? sum_g_centered * inv * inv / count : 0.0;
+    const T mean_g = static_cast<T>(training ? sum_g / count : 0.0);
+    const T projection =
+        static_cast<T>(training ? sum_g_centered * inv * inv / count : 0.0);
+    const T centre = static_cast<T>(m), factor = static_cast<T>(scale);
     for (int64_t n = 0; n < s.batch; ++n) {
       const T* gr = g + s.offset(n, c);
       const T* xr = x + s.offset(n, c);
       T* out = grad_x + s.offset(n, c);
       for (int64_t l = 0; l < s.inner; ++l) {
-        out[l] = static_cast<T>((gr[l] - mean_g - (xr[l] - m) * projection) * scale);
+        out[l] = (gr[l] - mean_g - (xr[l] - centre) * projection) * factor;
       }
     }
   });
