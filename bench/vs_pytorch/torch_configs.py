@@ -9,10 +9,12 @@ are the ways out; bench/vs_pytorch/run measures each once and keeps the
 fastest for every model and thread count.
 
 Every configuration but "default" also names OpenBLAS's kernels
-(OPENBLAS_CORETYPE): the newest this CPU runs, the ones tandem uses. OpenBLAS
-0.3.21 picks kernels by CPU model and takes CPUs newer than itself (Emerald
-Rapids) for a Prescott, which makes PyTorch's GEMMs 4x slower
-(src/backend/cpu/blas_setup.cpp, Note [OpenBLAS kernels]).
+(OPENBLAS_CORETYPE) when the run gives them in TANDEM_BENCH_OPENBLAS_KERNELS:
+bench/vs_pytorch/run passes the kernels tandem uses (`tandem devices`), so
+both sides multiply with the same ones. OpenBLAS 0.3.21 picks kernels by CPU
+model and takes CPUs newer than itself (Emerald Rapids) for a Prescott, which
+makes PyTorch's GEMMs 4x slower (src/backend/cpu/blas_setup.cpp, Note
+[OpenBLAS kernels]).
 
 A configuration is an environment: the variables below are removed from the
 inherited environment, then the configuration's own are set. The dynamic
@@ -88,31 +90,13 @@ def candidates(threads):
     return [name for name in names if available(name)]
 
 
-def cpu_flags():
-    with open("/proc/cpuinfo") as cpuinfo:
-        for line in cpuinfo:
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    return set()
-
-
-def newest_openblas_kernels():
-    """OpenBLAS's newest x86 kernel set this CPU runs, as tandem chooses it, or None."""
-    flags = cpu_flags()
-    if {"avx512f", "avx512bw", "avx512dq", "avx512vl"} <= flags:
-        return "Cooperlake" if "avx512_bf16" in flags else "SkylakeX"
-    if {"avx2", "fma"} <= flags:
-        return "Haswell"
-    return None
-
-
 def environment(name, threads, base=None):
     """The whole environment a process runs under in configuration `name`."""
     if name not in CONFIGS:
         raise SystemExit(f"unknown configuration '{name}' (expected {', '.join(CONFIGS)})")
     env = {k: v for k, v in (os.environ if base is None else base).items() if k not in CONTROLLED}
     env.update(CONFIGS[name][1](threads))
-    kernels = newest_openblas_kernels()
+    kernels = env.get("TANDEM_BENCH_OPENBLAS_KERNELS")
     if name != "default" and kernels:
         env["OPENBLAS_CORETYPE"] = kernels
     return env

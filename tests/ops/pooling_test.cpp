@@ -75,6 +75,36 @@ TEST(MaxPool2d, TiesTakeTheFirstAndNanWins) {
                     indices({3, 3, 3, 3}, 2, 2)));
 }
 
+TEST(MaxPool2d, WindowsInsideTheImageMatchANaiveSearch) {
+  // Values 0..3 only, so most windows hold ties (the first cell in
+  // row-major window order must win); a rectangular kernel, and a stride
+  // larger than the kernel on one side, with several windows per row.
+  Tensor x = zeros({2, 3, 9, 11}, kFloat32);
+  float* cells = x.data_ptr<float>();
+  for (int64_t i = 0; i < x.numel(); ++i)
+    cells[i] = static_cast<float>((i * 37 + i / 7) % 4);
+  const int64_t kh = 2, kw = 3, sh = 3, sw = 1, out_h = 3, out_w = 9;
+  auto [out, idx] = max_pool2d_with_indices(x, {kh, kw}, ExpandingArray<2>{sh, sw});
+  ASSERT_EQ(out.sizes(), (IntList{2, 3, out_h, out_w}));
+  for (int64_t plane = 0; plane < 6; ++plane) {
+    const float* image = cells + plane * 9 * 11;
+    for (int64_t oh = 0; oh < out_h; ++oh) {
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        int64_t best = oh * sh * 11 + ow * sw;
+        for (int64_t h = oh * sh; h < oh * sh + kh; ++h) {
+          for (int64_t w = ow * sw; w < ow * sw + kw; ++w) {
+            if (image[h * 11 + w] > image[best]) best = h * 11 + w;
+          }
+        }
+        const int64_t o = plane * out_h * out_w + oh * out_w + ow;
+        EXPECT_EQ(idx.data_ptr<int64_t>()[o], best)
+            << "plane " << plane << " (" << oh << ", " << ow << ")";
+        EXPECT_EQ(out.data_ptr<float>()[o], image[best]);
+      }
+    }
+  }
+}
+
 TEST(MaxPool2d, GradientGoesToEachWindowsMaximum) {
   // The centre is the maximum of all four overlapping 2x2 windows.
   Tensor x = zeros({1, 1, 3, 3}, kFloat64);

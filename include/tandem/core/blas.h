@@ -3,10 +3,11 @@
 // OpenBLAS picks its kernels from the CPU model number, and a release older
 // than the CPU does not know it: OpenBLAS 0.3.21 (Debian 12) takes an Emerald
 // Rapids Xeon for a 2004 Prescott and multiplies with SSE3 kernels, about 4x
-// slower than its AVX-512 ones. tandem checks the CPU's instruction sets
-// before its first product and, when OpenBLAS fell back to kernels older than
-// the CPU supports, selects the newest ones it can run. Setting
-// OPENBLAS_CORETYPE yourself turns this off (OpenBLAS then uses what you name).
+// slower than its AVX-512 ones. When tandem is loaded (at the latest before
+// its first product) it checks the CPU's instruction sets and, when OpenBLAS
+// fell back to kernels older than the CPU supports, selects the newest ones
+// it can run, for the whole process. Setting OPENBLAS_CORETYPE yourself turns
+// this off (OpenBLAS then uses what you name).
 //
 //   auto info = tandem::blas::info();
 //   std::cout << info.library << ": " << info.kernels << " kernels\n";
@@ -31,7 +32,7 @@ struct Info {
   bool chosen_by_environment = false;
 };
 
-/// Prepares the BLAS library (once) and describes it.
+/// Describes the BLAS library and the kernels chosen.
 Info info();
 
 }  // namespace tandem::blas

@@ -7,51 +7,47 @@
 // so results do not depend on threads or alignment.
 //
 //   double total = sum_of(n, [&](int64_t i) { return double(g[i]) * x[i]; });
+//   auto [sum_g, sum_gx] = sums_of(n, [&](int64_t i) { return double(g[i]); },
+//                                  [&](int64_t i) { return double(g[i]) * x[i]; });
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 
 namespace tandem::backend::cpu {
 
-/// The sum of term(i) over i in [0, n), term returning double.
-template <typename Term>
-double sum_of(int64_t n, Term&& term) {
+/// The sums of several terms over i in [0, n), each term(i) returning
+/// double, in one pass (for terms that read the same memory). Every sum adds
+/// in the same fixed order, whatever the other terms.
+template <typename... Terms>
+std::array<double, sizeof...(Terms)> sums_of(int64_t n, Terms&&... terms) {
+  constexpr size_t kTerms = sizeof...(Terms);
   constexpr int64_t kLanes = 8;
-  double lanes[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int64_t j = 0; j < kLanes; ++j) lanes[j] += term(i + j);
-  }
-  double total = 0;
-  for (int64_t j = 0; j < kLanes; ++j) total += lanes[j];
-  for (; i < n; ++i) total += term(i);
-  return total;
-}
-
-/// {sum_of(n, first), sum_of(n, second)} in one pass over i, for terms that
-/// read the same memory; each sum adds in sum_of's order.
-template <typename First, typename Second>
-std::pair<double, double> sums_of(int64_t n, First&& first, Second&& second) {
-  constexpr int64_t kLanes = 8;
-  double a[kLanes] = {}, b[kLanes] = {};
+  double lanes[kTerms][kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     for (int64_t j = 0; j < kLanes; ++j) {
-      a[j] += first(i + j);
-      b[j] += second(i + j);
+      size_t t = 0;
+      ((lanes[t++][j] += terms(i + j)), ...);
     }
   }
-  std::pair<double, double> total{0, 0};
-  for (int64_t j = 0; j < kLanes; ++j) {
-    total.first += a[j];
-    total.second += b[j];
+  std::array<double, kTerms> totals{};
+  for (size_t t = 0; t < kTerms; ++t) {
+    for (int64_t j = 0; j < kLanes; ++j) totals[t] += lanes[t][j];
   }
   for (; i < n; ++i) {
-    total.first += first(i);
-    total.second += second(i);
+    size_t t = 0;
+    ((totals[t++] += terms(i)), ...);
   }
-  return total;
+  return totals;
+}
+
+/// The sum of term(i) over i in [0, n), term returning double.
+template <typename Term>
+double sum_of(int64_t n, Term&& term) {
+  return sums_of(n, std::forward<Term>(term))[0];
 }
 
 }  // namespace tandem::backend::cpu

@@ -14,9 +14,18 @@
 // read OPENBLAS_CORETYPE as a user's setting would). A kernel set of
 // another line (Zen, ...) or a user's OPENBLAS_CORETYPE is left alone.
 //
-// This runs while the library is loaded (static initialisation, one thread)
-// and again, as a no-op, before every product, so it has run before any
-// BLAS call whatever the order of static initialisers.
+// The choice is made while the library is loaded (static initialisation,
+// before a program normally starts threads) and, should that not have run,
+// before the first product. It changes the kernels of the whole process,
+// which is what a user's OPENBLAS_CORETYPE would do too: a program that
+// loads tandem with dlopen while other threads run BLAS should set
+// OPENBLAS_CORETYPE itself. With OpenBLAS linked statically, tandem's
+// initialiser may run before OpenBLAS's own; gotoblas_dynamic_init is called
+// first for that case (it returns at once when OpenBLAS is set up).
+//
+// One OpenBLAS thread per call (Note [GEMM blocks]) is set before the first
+// product, not at load: OpenBLAS's own initialiser would reset it if it ran
+// later, and a program that never multiplies keeps OpenBLAS as it was.
 #include "backend/cpu/blas_setup.h"
 
 #include <cblas.h>
@@ -72,44 +81,59 @@ std::string_view newest_runnable_kernels() {
   return "";
 }
 
-void reselect_kernels(std::string_view kernels) {
+// OPENBLAS_CORETYPE is set only while OpenBLAS reads it; an empty value the
+// user had is put back.
+void reselect_kernels(std::string_view kernels, const char* previous) {
   const std::string name(kernels);
   setenv("OPENBLAS_CORETYPE", name.c_str(), 1);
   gotoblas_dynamic_quit();
   gotoblas_dynamic_init();
-  unsetenv("OPENBLAS_CORETYPE");
+  if (previous != nullptr) {
+    setenv("OPENBLAS_CORETYPE", "", 1);
+  } else {
+    unsetenv("OPENBLAS_CORETYPE");
+  }
 }
 
-const blas::Info& setup() {
+const blas::Info& choose_kernels() {
   static const blas::Info info = [] {
+    const bool dynamic =
+        gotoblas_dynamic_init != nullptr && gotoblas_dynamic_quit != nullptr;
+    if (dynamic) gotoblas_dynamic_init();
     blas::Info result;
     result.detected = openblas_get_corename();
     const char* coretype = std::getenv("OPENBLAS_CORETYPE");
     result.chosen_by_environment = coretype != nullptr && *coretype != '\0';
     const std::string_view newest = newest_runnable_kernels();
     const std::ptrdiff_t chosen = line_position(result.detected);
-    if (!result.chosen_by_environment && chosen >= 0 && line_position(newest) > chosen &&
-        gotoblas_dynamic_init != nullptr && gotoblas_dynamic_quit != nullptr) {
-      reselect_kernels(newest);
+    if (dynamic && !result.chosen_by_environment && chosen >= 0 &&
+        line_position(newest) > chosen) {
+      reselect_kernels(newest, coretype);
     }
     result.library = openblas_get_config();
     result.kernels = openblas_get_corename();
-    openblas_set_num_threads(1);
     return result;
   }();
   return info;
 }
 
-[[maybe_unused]] const blas::Info& prepared_at_load = setup();
+[[maybe_unused]] const blas::Info& chosen_at_load = choose_kernels();
 
 }  // namespace
 
-void prepare_blas() { setup(); }
+void prepare_blas() {
+  static const bool once = [] {
+    choose_kernels();
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)once;
+}
 
 }  // namespace tandem::backend::cpu
 
 namespace tandem::blas {
 
-Info info() { return backend::cpu::setup(); }
+Info info() { return backend::cpu::choose_kernels(); }
 
 }  // namespace tandem::blas

@@ -6,7 +6,8 @@
 namespace tandem::backend::cpu {
 
 /// Runs the setup if it has not run yet: OpenBLAS's kernels checked against
-/// the CPU, and one OpenBLAS thread per call. Cheap after the first call.
+/// the CPU (done at load already, normally), and one OpenBLAS thread per
+/// call. Cheap after the first call; every product calls it first.
 void prepare_blas();
 
 }  // namespace tandem::backend::cpu

@@ -119,7 +119,8 @@ void batch_norm_gradients(const ChannelShape& s,
     const double scale = inv * (weight != nullptr ? weight[c] : 1.0);
     // In training, mean and invstd depend on x: their gradients remove the
     // mean of g and g's projection on the centred input. The coefficients
-    // come from double sums; the per-element map runs in T, as PyTorch's.
+    // come from double sums; the per-element map runs in T, like PyTorch's
+    // (not to the same bits: tandem multiplies once by invstd * weight).
     const double count = static_cast<double>(s.per_channel());
     const T mean_g = static_cast<T>(training ? sum_g / count : 0.0);
     const T projection =
