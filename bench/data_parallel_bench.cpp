@@ -2,7 +2,19 @@
 // backward at batch 256 over cpu:0,cpu:1 (one core each) against cpu:0
 // alone with one core and with both, and the cost of one (cached)
 // replicate call. The goal: two devices >= 1.8x one core.
+//
+// What bounds that ratio, measured here too: BM_MlpLoneReplicas runs two
+// independent models at batch 128 at once on cpu:0 and cpu:1 (no scatter,
+// no gather, no gradient sum): no data-parallel implementation on these
+// cores can beat it. BM_MlpProducts times only the eight matrix products of
+// one forward + backward on one core, at one replica's batch and at the
+// whole batch: the products at batch 128 cost more than half of those at
+// 256 (the weights are packed once per product whatever the batch), which
+// caps the ratio below 2 before any communication.
 #include <benchmark/benchmark.h>
+
+#include <thread>
+#include <vector>
 
 #include "tandem/tandem.h"
 
@@ -61,6 +73,54 @@ void BM_MlpDataParallel(benchmark::State& state) {
   tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
 }
 BENCHMARK(BM_MlpDataParallel)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Two models that never meet, one per device (cpu:0, cpu:1, one core each),
+// each a forward + backward at batch 128 in every iteration: the ceiling of
+// BM_MlpDataParallel/2.
+void BM_MlpLoneReplicas(benchmark::State& state) {
+  tandem::set_num_threads(2);
+  const std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
+  std::vector<nn::Sequential> models = {make_mlp(), make_mlp()};
+  const Tensor x = tandem::randn({128, 784}), y = tandem::randint(10, {128});
+  for (auto _ : state) {
+    tandem::run_on_devices(devices, [&](size_t i) {
+      models[i]->zero_grad();
+      tandem::cross_entropy(models[i]->forward(x), y).backward();
+    });
+  }
+  state.counters["samples/s"] = benchmark::Counter(
+      256.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
+}
+BENCHMARK(BM_MlpLoneReplicas)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The MLP's eight products of one forward + backward (three forward, two
+// input gradients, three weight gradients) on one core at batch
+// state.range(0).
+void BM_MlpProducts(benchmark::State& state) {
+  tandem::set_num_threads(1);
+  const int64_t batch = state.range(0);
+  const Tensor x = tandem::randn({batch, 784}), h = tandem::randn({batch, 1024}),
+               w1 = tandem::randn({1024, 784}), w2 = tandem::randn({1024, 1024}),
+               w3 = tandem::randn({10, 1024}), g3 = tandem::randn({batch, 10}),
+               g2 = tandem::randn({batch, 1024});
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(tandem::mm(x, w1.t()));
+    benchmark::DoNotOptimize(tandem::mm(h, w2.t()));
+    benchmark::DoNotOptimize(tandem::mm(h, w3.t()));
+    benchmark::DoNotOptimize(tandem::mm(g3, w3));
+    benchmark::DoNotOptimize(tandem::mm(g2, w2));
+    benchmark::DoNotOptimize(tandem::mm(g3.t(), h));
+    benchmark::DoNotOptimize(tandem::mm(g2.t(), h));
+    benchmark::DoNotOptimize(tandem::mm(g2.t(), x));
+  }
+  tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
+}
+BENCHMARK(BM_MlpProducts)
+    ->Arg(128)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // One replicate call for the MLP over cpu:0,cpu:1 once the replicas exist.
 void BM_ReplicateMlpCached(benchmark::State& state) {
