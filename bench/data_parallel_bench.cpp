@@ -59,29 +59,38 @@ BENCHMARK(BM_MlpOneDevice)
     ->Args({1, 256})
     ->Args({2, 256})
     ->Args({1, 128})
+    ->Args({1, 512})
+    ->Args({2, 512})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// DataParallel over cpu:0..cpu:(n-1), budget n cores (one each).
+// DataParallel over cpu:0..cpu:(n-1), budget n cores (one each), at batch
+// state.range(1).
 void BM_MlpDataParallel(benchmark::State& state) {
   tandem::set_num_threads(state.range(0));
   std::vector<tandem::Device> devices;
   for (int i = 0; i < state.range(0); ++i) devices.emplace_back(tandem::kCPU, i);
   nn::Sequential mlp = make_mlp();
   nn::DataParallel dp(mlp, nn::DataParallelOptions().device_ids(devices));
-  forward_backward(state, mlp, 256, [&](const Tensor& x) { return dp->forward(x); });
+  forward_backward(
+      state, mlp, state.range(1), [&](const Tensor& x) { return dp->forward(x); });
   tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
 }
-BENCHMARK(BM_MlpDataParallel)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MlpDataParallel)
+    ->Args({2, 256})
+    ->Args({2, 512})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Two models that never meet, one per device (cpu:0, cpu:1, one core each),
-// each a forward + backward at batch 128 in every iteration: the ceiling of
-// BM_MlpDataParallel/2.
+// each a forward + backward at batch state.range(0) in every iteration: the
+// ceiling of BM_MlpDataParallel/2 at twice that batch.
 void BM_MlpLoneReplicas(benchmark::State& state) {
   tandem::set_num_threads(2);
   const std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
   std::vector<nn::Sequential> models = {make_mlp(), make_mlp()};
-  const Tensor x = tandem::randn({128, 784}), y = tandem::randint(10, {128});
+  const int64_t batch = state.range(0);
+  const Tensor x = tandem::randn({batch, 784}), y = tandem::randint(10, {batch});
   for (auto _ : state) {
     tandem::run_on_devices(devices, [&](size_t i) {
       models[i]->zero_grad();
@@ -89,10 +98,14 @@ void BM_MlpLoneReplicas(benchmark::State& state) {
     });
   }
   state.counters["samples/s"] = benchmark::Counter(
-      256.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+      2.0 * static_cast<double>(batch * state.iterations()), benchmark::Counter::kIsRate);
   tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
 }
-BENCHMARK(BM_MlpLoneReplicas)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MlpLoneReplicas)
+    ->Arg(128)
+    ->Arg(256)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The MLP's eight products of one forward + backward (three forward, two
 // input gradients, three weight gradients) on one core at batch
@@ -119,6 +132,7 @@ void BM_MlpProducts(benchmark::State& state) {
 BENCHMARK(BM_MlpProducts)
     ->Arg(128)
     ->Arg(256)
+    ->Arg(512)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
