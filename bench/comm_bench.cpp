@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include "tandem/tandem.h"
+#include "thread_budget.h"
 
 namespace {
 
@@ -42,7 +43,7 @@ BENCHMARK(BM_GatherOutputs)->Unit(benchmark::kMicrosecond);
 // Sums two replicas' gradients into fresh memory on cpu:0 with a budget of
 // state.range(0) cores.
 void BM_ReduceAddMlpGradients(benchmark::State& state) {
-  tandem::set_num_threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   std::vector<Tensor> on_cpu1;
   for (const Tensor& t : mlp_sized_tensors()) on_cpu1.push_back(t.to("cpu:1"));
   const std::vector<std::vector<Tensor>> grads = {mlp_sized_tensors(), on_cpu1};
@@ -51,7 +52,6 @@ void BM_ReduceAddMlpGradients(benchmark::State& state) {
         tandem::parallel::reduce_add_coalesced(grads, tandem::Device("cpu:0")));
   }
   state.SetBytesProcessed(state.iterations() * 3 * 1863690 * 4);  // 2 reads, 1 write
-  tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
 }
 BENCHMARK(BM_ReduceAddMlpGradients)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 

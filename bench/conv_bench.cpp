@@ -12,25 +12,11 @@
 #include <benchmark/benchmark.h>
 
 #include "tandem/tandem.h"
+#include "thread_budget.h"
 
 namespace {
 
 using tandem::Tensor;
-
-// Sets the core budget for one benchmark and restores it afterwards, so
-// the other benchmarks of the program keep the default.
-class ThreadBudget {
- public:
-  explicit ThreadBudget(int64_t n) : saved_(tandem::num_threads()) {
-    tandem::set_num_threads(n);
-  }
-  ~ThreadBudget() { tandem::set_num_threads(saved_); }
-  ThreadBudget(const ThreadBudget&) = delete;
-  ThreadBudget& operator=(const ThreadBudget&) = delete;
-
- private:
-  int64_t saved_;
-};
 
 struct ConvCase {
   Tensor x, w, b, grad_out;

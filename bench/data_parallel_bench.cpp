@@ -15,10 +15,10 @@
 #include <benchmark/benchmark.h>
 
 #include <exception>
-#include <thread>
 #include <vector>
 
 #include "tandem/tandem.h"
+#include "thread_budget.h"
 
 namespace {
 
@@ -51,11 +51,10 @@ void forward_backward(benchmark::State& state,
 // cpu:0 alone with a budget of state.range(0) cores, at batch state.range(1)
 // (half a batch is one replica's share of the DataParallel batch).
 void BM_MlpOneDevice(benchmark::State& state) {
-  tandem::set_num_threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   nn::Sequential mlp = make_mlp();
   forward_backward(
       state, mlp, state.range(1), [&](const Tensor& x) { return mlp->forward(x); });
-  tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
 }
 BENCHMARK(BM_MlpOneDevice)
     ->Args({1, 256})
@@ -69,14 +68,13 @@ BENCHMARK(BM_MlpOneDevice)
 // DataParallel over cpu:0..cpu:(n-1), budget n cores (one each), at batch
 // state.range(1).
 void BM_MlpDataParallel(benchmark::State& state) {
-  tandem::set_num_threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   std::vector<tandem::Device> devices;
   for (int i = 0; i < state.range(0); ++i) devices.emplace_back(tandem::kCPU, i);
   nn::Sequential mlp = make_mlp();
   nn::DataParallel dp(mlp, nn::DataParallelOptions().device_ids(devices));
   forward_backward(
       state, mlp, state.range(1), [&](const Tensor& x) { return dp->forward(x); });
-  tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
 }
 BENCHMARK(BM_MlpDataParallel)
     ->Args({2, 256})
@@ -90,7 +88,7 @@ BENCHMARK(BM_MlpDataParallel)
 // replicas do, the two read the same weights (each keeps its own
 // gradients), and each its own half of the batch.
 void BM_MlpLoneReplicas(benchmark::State& state) {
-  tandem::set_num_threads(2);
+  ThreadBudget threads(2);
   const std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
   std::vector<nn::Sequential> models = {make_mlp(), make_mlp()};
   {
@@ -114,7 +112,6 @@ void BM_MlpLoneReplicas(benchmark::State& state) {
   }
   state.counters["samples/s"] = benchmark::Counter(
       2.0 * static_cast<double>(batch * state.iterations()), benchmark::Counter::kIsRate);
-  tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
 }
 BENCHMARK(BM_MlpLoneReplicas)
     ->Arg(128)
@@ -126,7 +123,7 @@ BENCHMARK(BM_MlpLoneReplicas)
 // input gradients, three weight gradients) on one core at batch
 // state.range(0).
 void BM_MlpProducts(benchmark::State& state) {
-  tandem::set_num_threads(1);
+  ThreadBudget threads(1);
   const int64_t batch = state.range(0);
   const Tensor x = tandem::randn({batch, 784}), h = tandem::randn({batch, 1024}),
                w1 = tandem::randn({1024, 784}), w2 = tandem::randn({1024, 1024}),
@@ -142,7 +139,6 @@ void BM_MlpProducts(benchmark::State& state) {
     benchmark::DoNotOptimize(tandem::mm(g2.t(), h));
     benchmark::DoNotOptimize(tandem::mm(g2.t(), x));
   }
-  tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
 }
 BENCHMARK(BM_MlpProducts)
     ->Arg(128)

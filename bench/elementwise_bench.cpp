@@ -7,24 +7,12 @@
 // run them alone, e.g. under `chrt -f 10`, or the other core is not free).
 #include <benchmark/benchmark.h>
 
-#include <thread>
-
 #include "tandem/tandem.h"
+#include "thread_budget.h"
 
 namespace {
 
 using tandem::Tensor;
-
-// Sets the core budget to the benchmark's "threads" argument for its run.
-class Threads {
- public:
-  explicit Threads(int64_t n) { tandem::set_num_threads(n); }
-  ~Threads() {
-    tandem::set_num_threads(static_cast<int64_t>(std::thread::hardware_concurrency()));
-  }
-  Threads(const Threads&) = delete;
-  Threads& operator=(const Threads&) = delete;
-};
 
 void per_thread_count(benchmark::internal::Benchmark* b) {
   b->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
@@ -38,7 +26,7 @@ void per_classes_and_thread_count(benchmark::internal::Benchmark* b) {
 }
 
 void BM_AddThreads(benchmark::State& state) {
-  Threads threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   Tensor a = tandem::randn({256, 1024}), b = tandem::randn({256, 1024});
   for (auto _ : state) benchmark::DoNotOptimize(a + b);
 }
@@ -47,7 +35,7 @@ BENCHMARK(BM_AddThreads)->Apply(per_thread_count);
 // An add around the grain of Note [Intra-op grain] (src/backend/cpu/loops.h):
 // where two threads start to beat one.
 void BM_AddSizeThreads(benchmark::State& state) {
-  Threads threads(state.range(1));
+  ThreadBudget threads(state.range(1));
   Tensor a = tandem::randn({state.range(0)}), b = tandem::randn({state.range(0)});
   for (auto _ : state) benchmark::DoNotOptimize(a + b);
 }
@@ -58,7 +46,7 @@ BENCHMARK(BM_AddSizeThreads)
     ->Unit(benchmark::kMicrosecond);
 
 void BM_ReluThreads(benchmark::State& state) {
-  Threads threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   Tensor x = tandem::randn({256, 1024});
   for (auto _ : state) benchmark::DoNotOptimize(tandem::relu(x));
 }
@@ -66,7 +54,7 @@ BENCHMARK(BM_ReluThreads)->Apply(per_thread_count);
 
 // The gradient of relu alone (one ReluBackward node), through the engine.
 void BM_ReluBackwardThreads(benchmark::State& state) {
-  Threads threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   Tensor x = tandem::randn({256, 1024}).requires_grad_();
   Tensor y = tandem::relu(x), g = tandem::randn({256, 1024});
   for (auto _ : state) {
@@ -78,7 +66,7 @@ BENCHMARK(BM_ReluBackwardThreads)->Apply(per_thread_count);
 
 // A Linear layer's bias gradient.
 void BM_SumDim0Threads(benchmark::State& state) {
-  Threads threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   Tensor x = tandem::randn({256, 1024});
   for (auto _ : state) benchmark::DoNotOptimize(x.sum(0));
 }
@@ -86,7 +74,7 @@ BENCHMARK(BM_SumDim0Threads)->Apply(per_thread_count);
 
 // A sum to a scalar over the MLP's largest weight: chunks on threads.
 void BM_SumAllThreads(benchmark::State& state) {
-  Threads threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   Tensor x = tandem::randn({1024 * 1024});
   for (auto _ : state) benchmark::DoNotOptimize(x.sum());
 }
@@ -94,7 +82,7 @@ BENCHMARK(BM_SumAllThreads)->Apply(per_thread_count);
 
 // A contiguous copy of the MLP's largest weight, as replicate makes it.
 void BM_CloneThreads(benchmark::State& state) {
-  Threads threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   Tensor x = tandem::randn({1024, 1024});
   for (auto _ : state) benchmark::DoNotOptimize(x.clone());
 }
@@ -102,7 +90,7 @@ BENCHMARK(BM_CloneThreads)->Apply(per_thread_count);
 
 // A batch of 256 MNIST-sized rows picked from a dataset.
 void BM_IndexSelectThreads(benchmark::State& state) {
-  Threads threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   Tensor data = tandem::randn({60000, 784});
   Tensor rows = tandem::randint(60000, {256});
   for (auto _ : state) benchmark::DoNotOptimize(data.index_select(0, rows));
@@ -110,7 +98,7 @@ void BM_IndexSelectThreads(benchmark::State& state) {
 BENCHMARK(BM_IndexSelectThreads)->Apply(per_thread_count);
 
 void BM_LogSoftmaxThreads(benchmark::State& state) {
-  Threads threads(state.range(1));
+  ThreadBudget threads(state.range(1));
   Tensor x = tandem::randn({256, state.range(0)});
   for (auto _ : state) benchmark::DoNotOptimize(tandem::log_softmax(x, 1));
 }
@@ -118,7 +106,7 @@ BENCHMARK(BM_LogSoftmaxThreads)->Apply(per_classes_and_thread_count);
 
 // The loss of a training step: forward and the gradient of the logits.
 void BM_CrossEntropyThreads(benchmark::State& state) {
-  Threads threads(state.range(1));
+  ThreadBudget threads(state.range(1));
   Tensor logits = tandem::randn({256, state.range(0)}).requires_grad_();
   Tensor target = tandem::randint(state.range(0), {256});
   for (auto _ : state) {
@@ -131,7 +119,7 @@ BENCHMARK(BM_CrossEntropyThreads)->Apply(per_classes_and_thread_count);
 // SGD with momentum (as `tandem train` runs it) over the 784-1024-1024-10
 // MLP's 1.86M parameters, gradients already in place.
 void BM_SgdStepMlpThreads(benchmark::State& state) {
-  Threads threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   tandem::nn::Sequential model(tandem::nn::Linear(784, 1024),
                                tandem::nn::Linear(1024, 1024),
                                tandem::nn::Linear(1024, 10));
@@ -144,7 +132,7 @@ void BM_SgdStepMlpThreads(benchmark::State& state) {
 BENCHMARK(BM_SgdStepMlpThreads)->Apply(per_thread_count);
 
 void BM_AdamStepMlpThreads(benchmark::State& state) {
-  Threads threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   tandem::nn::Sequential model(tandem::nn::Linear(784, 1024),
                                tandem::nn::Linear(1024, 1024),
                                tandem::nn::Linear(1024, 10));

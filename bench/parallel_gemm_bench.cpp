@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "tandem/tandem.h"
+#include "thread_budget.h"
 
 namespace {
 
@@ -20,12 +21,11 @@ void set_rate(benchmark::State& state, double flop_per_iteration) {
 
 // One device (the calling thread), budget state.range(0).
 void BM_LinearOneDevice(benchmark::State& state) {
-  tandem::set_num_threads(state.range(0));
+  ThreadBudget threads(state.range(0));
   const Tensor x = tandem::randn({256, 784}), w = tandem::randn({1024, 784}),
                b = tandem::randn({1024});
   for (auto _ : state) benchmark::DoNotOptimize(tandem::linear(x, w, b));
   set_rate(state, kFlop);
-  tandem::set_num_threads(2);
 }
 BENCHMARK(BM_LinearOneDevice)
     ->Arg(1)
@@ -35,7 +35,7 @@ BENCHMARK(BM_LinearOneDevice)
 
 // state.range(0) devices at once, budget 2, each running the same forward.
 void BM_LinearDevices(benchmark::State& state) {
-  tandem::set_num_threads(2);
+  ThreadBudget threads(2);
   std::vector<tandem::Device> devices;
   for (int i = 0; i < state.range(0); ++i) devices.emplace_back(tandem::kCPU, i);
   const Tensor x = tandem::randn({256, 784}), w = tandem::randn({1024, 784}),

@@ -9,10 +9,10 @@
 // it can run, for the whole process. Setting OPENBLAS_CORETYPE yourself turns
 // this off (OpenBLAS then uses what you name).
 //
-//   auto info = tandem::blas::info();
+//   const tandem::blas::Info info = tandem::blas::info();
 //   std::cout << info.library << ": " << info.kernels << " kernels\n";
-//   if (info.kernels != info.detected) std::cout << "(OpenBLAS chose " << info.detected
-//   << ")\n";
+//   if (info.kernels != info.detected)
+//     std::cout << "(OpenBLAS chose " << info.detected << ")\n";
 #pragma once
 
 #include <string>

@@ -6,10 +6,11 @@
 // Debian's OpenBLAS (pthread build) has one process-wide thread count, so
 // concurrent callers with more than one thread each serialise in its thread
 // server (research/baselines.md, section 3). tandem sets it to 1
-// (blas_setup.cpp) and parallelises each product itself: the output is cut into blocks
-// along its longer side, each block is one single-threaded BLAS call over the full K, and
-// parallel_for hands the blocks to intra_op_threads() threads, which is the calling
-// device's share of the cores.
+// (blas_setup.cpp) and parallelises each product itself: the output is cut
+// into blocks along its longer side, each block is one single-threaded BLAS
+// call over the full K, and parallel_for hands the blocks to
+// intra_op_threads() threads, which is the calling device's share of the
+// cores.
 //
 // The cut depends only on the shape and the machine's core count, never on
 // the core budget or on how many devices are busy. OpenBLAS picks different
