@@ -90,6 +90,7 @@ test-fuzz: deps
 	done
 
 lint:
+	@python3 tools/lint/check_layers.py
 	@bash tools/lint/check_file_sizes.sh
 	@bash tools/lint/check_format.sh
 	@bash tools/lint/check_headers_standalone.sh

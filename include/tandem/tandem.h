@@ -24,9 +24,9 @@
 #include "tandem/core/warning.h"
 
 #include "tandem/autograd/engine.h"
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/autograd/gradcheck.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/grad_mode.h"
+#include "tandem/graph/node.h"
 
 #include "tandem/ops/activation.h"
 #include "tandem/ops/conv.h"

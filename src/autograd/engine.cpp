@@ -6,9 +6,9 @@
 #include <tuple>
 
 #include "autograd/graph_task.h"
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/executor.h"
 #include "tandem/core/warning.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::autograd {
@@ -275,3 +275,17 @@ void queue_callback(std::function<void()> callback) {
 }
 
 }  // namespace tandem::autograd
+
+namespace tandem {
+
+void Tensor::backward(const Tensor& gradient,
+                      std::optional<bool> retain_graph,
+                      bool create_graph) const {
+  autograd::backward(
+      {*this},
+      gradient.defined() ? autograd::tensor_list{gradient} : autograd::tensor_list{},
+      retain_graph,
+      create_graph);
+}
+
+}  // namespace tandem

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "tandem/autograd/engine.h"
-#include "tandem/autograd/grad_mode.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/reduction.h"

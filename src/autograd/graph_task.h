@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "autograd/node_table.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 
 namespace tandem::autograd::detail {
 

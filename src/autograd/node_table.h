@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 
 namespace tandem::autograd::detail {
 

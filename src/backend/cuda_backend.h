@@ -1,35 +1,26 @@
-// Private: what the rest of tandem asks of the CUDA backend. backend/cuda/
-// implements it; in a build without CUDA, backend/no_cuda/ does (no GPUs,
-// and a clear error for anything that needs one). Nothing here includes a
-// CUDA header.
+// Private: the CUDA backend's functions, for backend/ itself. Core and the
+// layers above reach them through the DeviceServices table that
+// backend/cuda/cuda_dispatch.cpp registers (core/device_services.h); a
+// build without CUDA registers none, and core answers for it. Nothing here
+// includes a CUDA header.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 #include "tandem/core/allocator.h"
+#include "tandem/core/cuda.h"
 #include "tandem/core/device.h"
 
 namespace tandem::backend {
 
 struct Kernels;
 
-/// Whether this build has the CUDA backend.
-bool cuda_built();
-
 /// The GPUs visible to this process: 0 without the backend, without a driver
 /// (CUDA's "driver version is insufficient") or without a device.
 int cuda_device_count();
 
-struct CudaDeviceProperties {
-  std::string name;
-  int64_t total_memory = 0;  // bytes
-  int multiprocessors = 0;
-  int major = 0;  // compute capability
-  int minor = 0;
-};
-CudaDeviceProperties cuda_device_properties(int index);
+::tandem::cuda::DeviceProperties cuda_device_properties(int index);
 
 /// Memory on a CUDA device, ordered on its stream (see cuda_context.h).
 DataPtr cuda_allocate(size_t nbytes, Device device);
@@ -39,25 +30,10 @@ DataPtr cuda_allocate(size_t nbytes, Device device);
 /// tandem::Error, saying why, without the backend or a GPU.
 DataPtr cuda_pinned_allocate(size_t nbytes);
 
-/// What the pinned host allocator holds; block sizes, not requests
-/// (tandem::cuda::host_memory_stats).
-struct CudaPinnedMemoryStats {
-  int64_t allocations = 0;      // cuda_pinned_allocate calls of more than 0 bytes
-  int64_t cache_hits = 0;       // ... served from the cache
-  int64_t bytes_in_use = 0;     // blocks held by tensors
-  int64_t bytes_cached = 0;     // free blocks, and freed ones a copy still reads
-  int64_t bytes_allocated = 0;  // from cudaHostAlloc: in use + cached
-};
-CudaPinnedMemoryStats cuda_pinned_memory_stats();
+/// What the pinned host allocator holds; block sizes, not requests.
+::tandem::cuda::HostMemoryStats cuda_pinned_memory_stats();
 
-/// tandem::cuda::MemoryStats of one GPU (see tandem/core/cuda.h).
-struct CudaMemoryStats {
-  int64_t allocated_bytes = 0;
-  int64_t peak_allocated_bytes = 0;
-  int64_t allocations = 0;
-  int64_t reserved_bytes = 0;
-};
-CudaMemoryStats cuda_memory_stats(int index);
+::tandem::cuda::MemoryStats cuda_memory_stats(int index);
 void cuda_reset_peak_memory_stats(int index);
 void cuda_empty_cache();
 

@@ -2,6 +2,7 @@
 
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cuda_backend.h"
+#include "backend/missing_kernels.h"
 
 namespace tandem::backend {
 
@@ -41,6 +42,8 @@ const Kernels& cpu_kernels() {
     k.normal = cpu::normal;
     k.randint = cpu::randint;
     k.bernoulli = cpu::bernoulli;
+    k.sgd_step = cpu::sgd_step;
+    k.adam_step = cpu::adam_step;
     return k;
   }();
   return table;
@@ -49,8 +52,14 @@ const Kernels& cpu_kernels() {
 }  // namespace cpu
 
 const Kernels& kernels(Device device) {
-  if (device.is_cpu()) return cpu::cpu_kernels();
-  if (const Kernels* cuda = cuda_kernel_table()) return *cuda;
+  if (device.is_cpu()) {
+    static const Kernels cpu = refuse_missing_kernels(cpu::cpu_kernels());
+    return cpu;
+  }
+  if (const Kernels* table = cuda_kernel_table()) {
+    static const Kernels cuda = refuse_missing_kernels(*table);
+    return cuda;
+  }
   throw Error(detail::str("no kernels for ",
                           device,
                           ": tandem was built without CUDA (configure with ",

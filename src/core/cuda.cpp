@@ -3,11 +3,13 @@
 
 #include <atomic>
 
-#include "backend/cuda_backend.h"
+#include "core/device_services.h"
 #include "tandem/core/error.h"
 
 namespace tandem::cuda {
 namespace {
+
+const detail::DeviceServices& services() { return detail::device_services(kCUDA); }
 
 std::atomic<bool> tf32_allowed{false};
 
@@ -24,45 +26,37 @@ int checked_index(int64_t device, const char* what) {
 
 }  // namespace
 
-bool is_built() { return backend::cuda_built(); }
+bool is_built() { return services().built; }
 
-bool is_available() { return backend::cuda_device_count() > 0; }
+bool is_available() { return services().device_count() > 0; }
 
-int64_t device_count() { return backend::cuda_device_count(); }
+int64_t device_count() { return services().device_count(); }
 
 DeviceProperties get_device_properties(int64_t device) {
-  auto p =
-      backend::cuda_device_properties(checked_index(device, "get_device_properties"));
-  return DeviceProperties{p.name, p.total_memory, p.multiprocessors, p.major, p.minor};
+  return services().properties(checked_index(device, "get_device_properties"));
 }
 
 void synchronize(int64_t device) {
   if (device >= 0) {
-    backend::cuda_synchronize(Device(kCUDA, checked_index(device, "synchronize")));
+    services().synchronize(Device(kCUDA, checked_index(device, "synchronize")));
     return;
   }
   for (int64_t i = 0; i < device_count(); ++i) {
-    backend::cuda_synchronize(Device(kCUDA, static_cast<int>(i)));
+    services().synchronize(Device(kCUDA, static_cast<int>(i)));
   }
 }
 
 MemoryStats memory_stats(int64_t device) {
-  auto s = backend::cuda_memory_stats(checked_index(device, "memory_stats"));
-  return MemoryStats{
-      s.allocated_bytes, s.peak_allocated_bytes, s.allocations, s.reserved_bytes};
+  return services().memory_stats(checked_index(device, "memory_stats"));
 }
 
 void reset_peak_memory_stats(int64_t device) {
-  backend::cuda_reset_peak_memory_stats(checked_index(device, "reset_peak_memory_stats"));
+  services().reset_peak_memory_stats(checked_index(device, "reset_peak_memory_stats"));
 }
 
-void empty_cache() { backend::cuda_empty_cache(); }
+void empty_cache() { services().empty_cache(); }
 
-HostMemoryStats host_memory_stats() {
-  auto s = backend::cuda_pinned_memory_stats();
-  return HostMemoryStats{
-      s.allocations, s.cache_hits, s.bytes_in_use, s.bytes_cached, s.bytes_allocated};
-}
+HostMemoryStats host_memory_stats() { return services().pinned_memory_stats(); }
 
 void set_allow_tf32(bool allow) { tf32_allowed.store(allow, std::memory_order_relaxed); }
 

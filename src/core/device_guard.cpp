@@ -2,8 +2,7 @@
 
 #include <unistd.h>
 
-#include "backend/cuda_backend.h"
-#include "tandem/core/parallel.h"
+#include "core/device_services.h"
 
 namespace tandem {
 namespace {
@@ -16,7 +15,7 @@ DeviceGuard::DeviceGuard(Device device) : previous_(current) { current = device;
 DeviceGuard::~DeviceGuard() { current = previous_; }
 
 int64_t device_count(DeviceType type) {
-  return type == kCPU ? num_threads() : backend::cuda_device_count();
+  return detail::device_services(type).device_count();
 }
 
 std::vector<DeviceInfo> list_devices() {
@@ -26,8 +25,9 @@ std::vector<DeviceInfo> list_devices() {
   for (int64_t i = 0; i < device_count(kCPU); ++i) {
     out.push_back(DeviceInfo{Device(kCPU, static_cast<int>(i)), "cpu", memory, 1});
   }
-  for (int i = 0; i < backend::cuda_device_count(); ++i) {
-    const auto p = backend::cuda_device_properties(i);
+  const detail::DeviceServices& cuda = detail::device_services(kCUDA);
+  for (int i = 0; i < cuda.device_count(); ++i) {
+    const auto p = cuda.properties(i);
     out.push_back(
         DeviceInfo{Device(kCUDA, i), p.name, p.total_memory, p.multiprocessors});
   }

@@ -2,21 +2,23 @@
 // blobs, aliases.
 #include "tandem/core/storage.h"
 
-#include "backend/cuda_backend.h"
+#include "core/device_services.h"
 #include "tandem/core/error.h"
 
 namespace tandem {
 
 Storage make_storage(size_t nbytes, Device device) {
-  DataPtr data = device.is_cpu() ? cpu_allocator().allocate(nbytes)
-                                 : backend::cuda_allocate(nbytes, device);
+  DataPtr data = detail::device_services(device.type()).allocate(nbytes, device);
   return std::make_shared<StorageImpl>(nbytes, device, std::move(data));
 }
 
 Storage make_pinned_storage(size_t nbytes, Device device) {
   TANDEM_CHECK(device.is_cpu(), "pin_memory: pinned memory is host memory, not ", device);
   return std::make_shared<StorageImpl>(
-      nbytes, device, backend::cuda_pinned_allocate(nbytes), /*pinned=*/true);
+      nbytes,
+      device,
+      detail::device_services(kCUDA).allocate_pinned(nbytes),
+      /*pinned=*/true);
 }
 
 Storage make_storage_from_blob(void* data,

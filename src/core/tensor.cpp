@@ -1,8 +1,8 @@
 // Tensor's own accessors; the op methods live in src/ops/tensor_methods.cpp
-// and the autograd ones in src/autograd/tensor_autograd.cpp.
+// and the autograd ones in src/graph/tensor_autograd.cpp.
 #include "tandem/core/tensor.h"
 
-#include "tandem/ops/shape.h"
+#include "tandem/core/wrap_dim.h"
 
 namespace tandem {
 

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "tandem/autograd/grad_mode.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::distributed::detail {

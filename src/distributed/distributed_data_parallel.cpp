@@ -9,9 +9,9 @@
 #include "distributed/model_check.h"
 #include "distributed/nccl_backend.h"
 #include "distributed/reducer.h"
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
 #include "tandem/distributed/errors.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::nn {

@@ -4,9 +4,9 @@
 
 #include "distributed/broadcast_coalesced.h"
 #include "distributed/reducer.h"
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
 #include "tandem/core/warning.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::nn {

@@ -7,11 +7,10 @@
 
 #include <climits>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <utility>
 
-#include "backend/cuda_backend.h"
+#include "core/device_services.h"
 #include "distributed/nccl_backend.h"
 #include "distributed/runtime.h"
 #include "distributed/state.h"
@@ -131,12 +130,13 @@ void copy_into(const Tensor& flat, int64_t block, const std::vector<Tensor>& par
   auto* out = static_cast<char*>(flat.data_ptr());
   for (size_t r = 0; r < parts.size(); ++r) {
     if (bytes == 0) continue;
-    if (flat.is_cuda()) {
-      backend::cuda_copy_bytes(
-          out + r * bytes, flat.device(), parts[r].data_ptr(), parts[r].device(), bytes);
-    } else {
-      std::memcpy(out + r * bytes, parts[r].data_ptr(), bytes);
-    }
+    tandem::detail::device_services(flat.device().type())
+        .copy_bytes(out + r * bytes,
+                    flat.device(),
+                    parts[r].data_ptr(),
+                    parts[r].device(),
+                    bytes,
+                    /*non_blocking=*/false);
   }
 }
 

@@ -8,11 +8,11 @@
 
 #include "backend/dispatch.h"
 #include "tandem/autograd/engine.h"
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
 #include "tandem/core/warning.h"
 #include "tandem/distributed/bucket_assignment.h"
 #include "tandem/distributed/errors.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::distributed::detail {

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
+#include "tandem/graph/grad_mode.h"
 
 namespace tandem::nn::init {
 namespace {

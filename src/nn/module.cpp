@@ -5,9 +5,9 @@
 #include <sstream>
 #include <utility>
 
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
 #include "tandem/core/warning.h"
+#include "tandem/graph/grad_mode.h"
 
 namespace tandem::nn {
 namespace {

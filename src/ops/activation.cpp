@@ -3,8 +3,8 @@
 #include "tandem/ops/activation.h"
 
 #include "ops/op_utils.h"
-#include "tandem/autograd/grad_mode.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/grad_mode.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 

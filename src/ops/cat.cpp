@@ -1,6 +1,6 @@
 // cat and stack: join tensors along a dim into a new tensor (a copy).
 #include "ops/view_impl.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/shape.h"
 

@@ -5,8 +5,8 @@
 
 #include "ops/conv_recorded_backward.h"
 #include "ops/op_utils.h"
-#include "tandem/autograd/grad_mode.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/grad_mode.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/shape.h"
 
 namespace tandem {

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "backend/dispatch.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 
 namespace tandem::detail {
 

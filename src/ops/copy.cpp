@@ -1,9 +1,9 @@
 // Copies: to(device/dtype), contiguous, clone, copy_. All differentiable;
 // a copy to another device sends the gradient back to the source device.
-#include "backend/cuda_backend.h"
+#include "core/device_services.h"
 #include "ops/op_utils.h"
-#include "tandem/autograd/grad_mode.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/grad_mode.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 
@@ -22,18 +22,19 @@ Tensor copy_to_new(const Tensor& src,
     detail::kernels_for(out).copy(out, src);
   } else {
     // To or from a GPU: convert and lay out on the source device, then move
-    // the bytes (cuda_backend.h says when the copy is complete).
+    // the bytes (backend/cuda_backend.h says when the copy is complete).
     Tensor staged = src;
     if (src.dtype() != dtype || !src.is_contiguous()) {
       staged = detail::make_empty(src.sizes(), dtype, src.device());
       detail::kernels_for(staged).copy(staged, src);
     }
-    backend::cuda_copy_bytes(out.data_ptr(),
-                             device,
-                             staged.data_ptr(),
-                             staged.device(),
-                             out.nbytes(),
-                             non_blocking);
+    const DeviceType gpu = device.is_cpu() ? src.device().type() : device.type();
+    detail::device_services(gpu).copy_bytes(out.data_ptr(),
+                                            device,
+                                            staged.data_ptr(),
+                                            staged.device(),
+                                            out.nbytes(),
+                                            non_blocking);
   }
   if (src.is_floating_point() && is_floating_point(dtype)) {
     const Device src_device = src.device();

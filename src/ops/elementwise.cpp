@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "ops/op_utils.h"
-#include "tandem/autograd/grad_mode.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/grad_mode.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/reduction.h"
 

@@ -4,7 +4,7 @@
 #include "tandem/ops/indexing.h"
 
 #include "ops/op_utils.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/reduction.h"

@@ -4,7 +4,7 @@
 // the copy_ below overwrites it) and copy_ the result in, which records the
 // history rebase. Either way the version counter is bumped.
 #include "ops/op_utils.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 

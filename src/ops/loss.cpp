@@ -7,7 +7,7 @@
 #include "tandem/ops/loss.h"
 
 #include "ops/op_utils.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/activation.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"

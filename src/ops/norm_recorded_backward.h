@@ -4,7 +4,7 @@
 // differentiated again (MAML-style meta-gradients, gradient penalties).
 #pragma once
 
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 
 namespace tandem::detail {
 

@@ -10,8 +10,8 @@
 
 #include "ops/norm_recorded_backward.h"
 #include "ops/op_utils.h"
-#include "tandem/autograd/grad_mode.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/grad_mode.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
 
 namespace tandem {

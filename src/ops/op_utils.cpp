@@ -146,23 +146,6 @@ void check_bool_arithmetic(const char* op, backend::BinaryOp kind, ScalarType re
                "example with .to(kUInt8)");
 }
 
-Tensor make_empty(const IntList& sizes, ScalarType dtype, Device device) {
-  for (int64_t s : sizes) {
-    TANDEM_CHECK(s >= 0, "empty: sizes must be non-negative, got ", sizes);
-  }
-  const int64_t n = numel_of(sizes);
-  const auto item = static_cast<int64_t>(element_size(dtype));
-  TANDEM_CHECK(n <= std::numeric_limits<int64_t>::max() / item,
-               "empty: a tensor of sizes ",
-               sizes,
-               " and dtype ",
-               dtype,
-               " needs more bytes than int64 can count");
-  Storage storage = make_storage(static_cast<size_t>(n * item), device);
-  return Tensor(std::make_shared<TensorImpl>(
-      std::move(storage), dtype, sizes, contiguous_strides(sizes), 0));
-}
-
 Tensor gradient_like(bool needed, const IntList& sizes, const Tensor& like) {
   return needed ? make_empty(sizes, like.dtype(), like.device()) : Tensor();
 }

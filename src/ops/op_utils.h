@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/dispatch.h"
+#include "core/empty_tensor.h"  // make_empty, the ops' allocation
 #include "tandem/core/tensor.h"
 
 namespace tandem::detail {
@@ -71,9 +72,6 @@ bool can_cast(ScalarType from, ScalarType to);
 /// Bool results support only the arithmetic PyTorch gives them (+ and
 /// maximum as or, * and minimum as and); throws naming `op` otherwise.
 void check_bool_arithmetic(const char* op, backend::BinaryOp kind, ScalarType result);
-
-/// A new contiguous tensor (uninitialised) without autograd state.
-Tensor make_empty(const IntList& sizes, ScalarType dtype, Device device);
 
 /// For a backward formula: an uninitialised gradient of shape `sizes` with
 /// `like`'s dtype and device, or undefined when it is not `needed`.

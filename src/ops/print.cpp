@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "tandem/autograd/node.h"
 #include "tandem/core/tensor.h"
+#include "tandem/graph/node.h"
 
 namespace tandem {
 namespace {

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "ops/view_impl.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 
@@ -125,21 +125,6 @@ Tensor swap_dims(
 }
 
 }  // namespace
-
-int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
-  // A 0-dim tensor accepts dims 0 and -1, like PyTorch.
-  const int64_t n = std::max<int64_t>(ndim, 1);
-  TANDEM_CHECK_INDEX(dim >= -n && dim < n,
-                     op,
-                     ": dimension out of range (expected to be in range of [",
-                     -n,
-                     ", ",
-                     n - 1,
-                     "], but got ",
-                     dim,
-                     ")");
-  return dim < 0 ? dim + n : dim;
-}
 
 Tensor view(const Tensor& x, const IntList& sizes) {
   detail::check_defined("view", x, "self");

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "ops/view_impl.h"
-#include "tandem/autograd/grad_mode.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/shape.h"
 

@@ -7,8 +7,8 @@
 #include <algorithm>
 
 #include "ops/op_utils.h"
-#include "tandem/autograd/grad_mode.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/grad_mode.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/reduction.h"
 #include "tandem/ops/shape.h"

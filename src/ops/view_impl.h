@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "ops/op_utils.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 
 namespace tandem::detail {
 

@@ -7,6 +7,8 @@
 // parameter's dtype, and scalar factors are computed in double and then
 // rounded), so results match PyTorch's to the last bits or nearly.
 //
+// These check the operands and make missing state; the loops themselves are
+// the device's kernels (backend/cpu/optimizer_steps.cpp, backend/cuda/).
 // The callers (SGD::step, Adam::step, AdamW::step) run them under
 // NoGradGuard; they bump the parameter's version counter.
 #pragma once

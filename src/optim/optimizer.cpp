@@ -2,7 +2,7 @@
 
 #include <unordered_set>
 
-#include "tandem/autograd/grad_mode.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::optim {

@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "tandem/autograd/grad_mode.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 #include "tandem/optim/optimizer.h"
 

@@ -10,8 +10,8 @@
 #include "core/memory_ownership.h"
 #include "parallel/nccl_device_comm.h"
 #include "parallel/parallel_utils.h"
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/executor.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::parallel {

@@ -3,8 +3,8 @@
 #include <exception>
 #include <typeinfo>
 
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/executor.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/nn/module_holder.h"
 
 namespace tandem::parallel::detail {

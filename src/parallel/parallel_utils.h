@@ -5,9 +5,9 @@
 
 #include <vector>
 
-#include "tandem/autograd/node.h"
 #include "tandem/core/device.h"
 #include "tandem/core/tensor.h"
+#include "tandem/graph/node.h"
 
 namespace tandem::parallel::detail {
 

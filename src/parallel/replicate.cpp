@@ -7,9 +7,9 @@
 
 #include "parallel/parallel_utils.h"
 #include "parallel/replica_cache.h"
-#include "tandem/autograd/grad_mode.h"
-#include "tandem/autograd/node.h"
 #include "tandem/core/storage.h"
+#include "tandem/graph/grad_mode.h"
+#include "tandem/graph/node.h"
 #include "tandem/parallel/comm.h"
 
 namespace tandem::parallel {

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "parallel/parallel_utils.h"
-#include "tandem/autograd/grad_mode.h"
-#include "tandem/autograd/node.h"
+#include "tandem/graph/grad_mode.h"
+#include "tandem/graph/node.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/shape.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "launched_group.h"
-#include "tandem/autograd/grad_mode.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/loss.h"

@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "commands.h"
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/device_guard.h"
+#include "tandem/graph/grad_mode.h"
 
 namespace tandem::cli {
 

@@ -14,7 +14,7 @@
 #include <optional>
 #include <vector>
 
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 
 namespace tandem::autograd {
 

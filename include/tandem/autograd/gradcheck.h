@@ -16,7 +16,7 @@
 #include <functional>
 #include <string>
 
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 
 namespace tandem::autograd {
 

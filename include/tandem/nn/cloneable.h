@@ -16,9 +16,9 @@
 #include <memory>
 #include <optional>
 
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
 #include "tandem/core/generator.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/nn/module.h"
 
 namespace tandem::nn {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tandem/core/tensor.h"
+#include "tandem/core/wrap_dim.h"  // wrap_dim, which every dim-taking op uses
 
 namespace tandem {
 
@@ -31,8 +32,5 @@ Tensor expand(const Tensor& x, const IntList& sizes);
 Tensor contiguous(const Tensor& x);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
-
-/// Wraps a possibly negative `dim` into [0, ndim); throws naming `op`.
-int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
 
 }  // namespace tandem

@@ -1,6 +1,6 @@
 // Private: the CPU kernels, one family per file (elementwise.cpp, copy.cpp,
 // reduction.cpp, matmul.cpp, softmax.cpp, indexing.cpp, random.cpp,
-// conv.cpp, pooling.cpp, normalization.cpp). The
+// conv.cpp, pooling.cpp, normalization.cpp, optimizer_steps.cpp). The
 // signatures are those of backend::Kernels; see dispatch.h for contracts.
 #pragma once
 
@@ -102,5 +102,15 @@ void uniform(const Tensor& out, double from, double to, Generator& gen);
 void normal(const Tensor& out, double mean, double std, Generator& gen);
 void randint(const Tensor& out, int64_t low, int64_t high, Generator& gen);
 void bernoulli(const Tensor& out, double p, Generator& gen);
+void sgd_step(const Tensor& param,
+              const Tensor& grad,
+              const Tensor& momentum_buffer,
+              const SgdStepArgs& args);
+void adam_step(const Tensor& param,
+               const Tensor& grad,
+               const Tensor& exp_avg,
+               const Tensor& exp_avg_sq,
+               const Tensor& max_exp_avg_sq,
+               const AdamStepArgs& args);
 
 }  // namespace tandem::backend::cpu

@@ -65,7 +65,7 @@ DataPtr cuda_allocate(size_t nbytes, Device device) {
   cudaError_t status = cudaMallocAsync(&p, nbytes, stream);
   if (status == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
-    const CudaMemoryStats s = cuda_memory_stats(index);
+    const ::tandem::cuda::MemoryStats s = cuda_memory_stats(index);
     throw OutOfMemoryError(detail::str("CUDA out of memory on ",
                                        device,
                                        ": tried to allocate ",
@@ -86,7 +86,7 @@ DataPtr cuda_allocate(size_t nbytes, Device device) {
   });
 }
 
-CudaMemoryStats cuda_memory_stats(int index) {
+::tandem::cuda::MemoryStats cuda_memory_stats(int index) {
   TANDEM_CHECK(index >= 0 && index < cuda_device_count(),
                "memory_stats: no CUDA device ",
                index,
@@ -94,7 +94,7 @@ CudaMemoryStats cuda_memory_stats(int index) {
                cuda_device_count(),
                ")");
   DeviceCounters& c = counters()[index];
-  CudaMemoryStats s;
+  ::tandem::cuda::MemoryStats s;
   s.allocated_bytes = c.allocated.load(std::memory_order_relaxed);
   s.peak_allocated_bytes = c.peak.load(std::memory_order_relaxed);
   s.allocations = c.allocations.load(std::memory_order_relaxed);

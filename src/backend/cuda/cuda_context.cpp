@@ -124,8 +124,6 @@ bool allow_tf32() { return tandem::cuda::allow_tf32(); }
 
 }  // namespace cuda
 
-bool cuda_built() { return true; }
-
 int cuda_device_count() {
   static const int count = [] {
     int n = 0;
@@ -141,11 +139,11 @@ int cuda_device_count() {
   return count;
 }
 
-CudaDeviceProperties cuda_device_properties(int index) {
+::tandem::cuda::DeviceProperties cuda_device_properties(int index) {
   cuda::check_index(Device(kCUDA, index));
   cudaDeviceProp prop{};
   TANDEM_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
-  CudaDeviceProperties out;
+  ::tandem::cuda::DeviceProperties out;
   out.name = prop.name;
   out.total_memory = static_cast<int64_t>(prop.totalGlobalMem);
   out.multiprocessors = prop.multiProcessorCount;

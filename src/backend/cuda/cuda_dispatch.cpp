@@ -1,6 +1,7 @@
 // The CUDA kernel table (see backend/dispatch.h).
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda_backend.h"
+#include "core/device_services.h"
 
 namespace tandem::backend {
 
@@ -44,5 +45,29 @@ const Kernels* cuda_kernel_table() {
   }();
   return &table;
 }
+
+namespace {
+
+// CUDA's memory services, registered with core when tandem loads. They sit
+// here, beside the kernel table that backend/dispatch.cpp always links, so
+// that a program linked against the static library keeps them (Note
+// [Device services] in core/device_services.cpp).
+const detail::DeviceServices cuda_services{
+    .built = true,
+    .device_count = cuda_device_count,
+    .properties = cuda_device_properties,
+    .allocate = cuda_allocate,
+    .allocate_pinned = cuda_pinned_allocate,
+    .copy_bytes = cuda_copy_bytes,
+    .synchronize = cuda_synchronize,
+    .memory_stats = cuda_memory_stats,
+    .reset_peak_memory_stats = cuda_reset_peak_memory_stats,
+    .empty_cache = cuda_empty_cache,
+    .pinned_memory_stats = cuda_pinned_memory_stats,
+};
+[[maybe_unused]] const bool cuda_services_registered =
+    (detail::register_device_services(kCUDA, cuda_services), true);
+
+}  // namespace
 
 }  // namespace tandem::backend

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "backend/cuda_backend.h"
+#include "core/empty_tensor.h"
 #include "tandem/core/error.h"
 #include "tandem/core/tensor.h"
-#include "tandem/ops/factory.h"
 
 namespace tandem::backend::cuda {
 
@@ -125,8 +125,8 @@ void* workspace(Device device, size_t nbytes) {
   auto& d = handles_of(device);
   if (!d.workspace.defined() || static_cast<size_t>(d.workspace.numel()) < nbytes) {
     // Grow only; the old block is freed in stream order.
-    d.workspace = empty({static_cast<int64_t>(std::max<size_t>(nbytes, 1))},
-                        TensorOptions(kUInt8).device(device));
+    d.workspace = detail::make_empty(
+        {static_cast<int64_t>(std::max<size_t>(nbytes, 1))}, kUInt8, device);
   }
   return d.workspace.data_ptr();
 }

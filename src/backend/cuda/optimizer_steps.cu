@@ -1,6 +1,6 @@
 // CUDA fused optimizer steps: one kernel per SGD or Adam/AdamW step, in
 // place on contiguous float32/float64 tensors, doing the op-by-op math of
-// src/optim/fused_steps.cpp (see Note [Rounding like PyTorch] there): the
+// backend/cpu/optimizer_steps.cpp (see Note [Rounding like PyTorch] there): the
 // scalar factors are computed in double on the host and cast once to the
 // parameter's dtype, and every operation rounds to that dtype in the same
 // order. The _rn intrinsics keep nvcc from fusing a multiply and an add, so

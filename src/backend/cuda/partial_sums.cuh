@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
+#include "core/empty_tensor.h"
 #include "tandem/core/tensor.h"
-#include "tandem/ops/factory.h"
 
 namespace tandem::backend::cuda {
 
@@ -16,7 +16,7 @@ __host__ __device__ inline int64_t ceil_div(int64_t a, int64_t b) {
 
 // Double scratch in device memory, freed in stream order.
 inline Tensor double_scratch(int64_t count, Device device) {
-  return empty({count}, TensorOptions(kFloat64).device(device));
+  return detail::make_empty({count}, kFloat64, device);
 }
 
 }  // namespace tandem::backend::cuda

@@ -60,7 +60,7 @@ class PinnedHostAllocator {
   void deallocate(void* ptr) noexcept;
   bool contains(const void* ptr);
   void record_use(const void* ptr, cudaStream_t stream, int device);
-  CudaPinnedMemoryStats stats();
+  ::tandem::cuda::HostMemoryStats stats();
 
  private:
   // All below: with mutex_ held.
@@ -76,7 +76,7 @@ class PinnedHostAllocator {
   std::map<size_t, std::vector<Block*>> free_;          // by size
   std::vector<Block*> pending_;  // freed, but a copy may still read them
   std::vector<std::vector<cudaEvent_t>> spare_events_;  // by device
-  CudaPinnedMemoryStats stats_;  // bytes_cached is computed in stats()
+  ::tandem::cuda::HostMemoryStats stats_;  // bytes_cached is computed in stats()
 };
 
 PinnedHostAllocator& allocator() {
@@ -100,7 +100,7 @@ DataPtr PinnedHostAllocator::allocate(size_t nbytes) {
   const cudaError_t status = cudaHostAlloc(&p, size, cudaHostAllocPortable);
   if (status == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
-    const CudaPinnedMemoryStats s = stats();
+    const ::tandem::cuda::HostMemoryStats s = stats();
     throw OutOfMemoryError(detail::str("pin_memory: out of page-locked host memory: ",
                                        "tried to pin ",
                                        size,
@@ -174,9 +174,9 @@ void PinnedHostAllocator::record_use(const void* ptr, cudaStream_t stream, int d
   block->uses.push_back({event, device});
 }
 
-CudaPinnedMemoryStats PinnedHostAllocator::stats() {
+::tandem::cuda::HostMemoryStats PinnedHostAllocator::stats() {
   std::lock_guard<std::mutex> lock(mutex_);
-  CudaPinnedMemoryStats s = stats_;
+  ::tandem::cuda::HostMemoryStats s = stats_;
   s.bytes_cached = s.bytes_allocated - s.bytes_in_use;
   return s;
 }
@@ -257,6 +257,8 @@ DataPtr cuda_pinned_allocate(size_t nbytes) {
   return cuda::allocator().allocate(nbytes);
 }
 
-CudaPinnedMemoryStats cuda_pinned_memory_stats() { return cuda::allocator().stats(); }
+::tandem::cuda::HostMemoryStats cuda_pinned_memory_stats() {
+  return cuda::allocator().stats();
+}
 
 }  // namespace tandem::backend

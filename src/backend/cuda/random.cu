@@ -10,7 +10,7 @@
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/loops.cuh"
 #include "backend/cuda/philox.cuh"
-#include "tandem/ops/factory.h"
+#include "core/empty_tensor.h"
 
 namespace tandem::backend::cuda {
 namespace {
@@ -41,7 +41,7 @@ void fill_random(const Tensor& out, Generator& gen, const Draw& draw) {
   if (!out.is_contiguous()) {
     // Element i is the i-th in row-major order: fill a contiguous tensor,
     // then scatter it into out's layout.
-    Tensor dense = empty(out.sizes(), TensorOptions(out.dtype()).device(out.device()));
+    Tensor dense = detail::make_empty(out.sizes(), out.dtype(), out.device());
     fill_random<T>(dense, gen, draw);
     cuda::copy(out, dense);
     return;

@@ -2,8 +2,8 @@
 // the forward, following torch.nn.modules.batchnorm._BatchNorm.
 #include "tandem/nn/modules/batch_norm.h"
 
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/nn/init.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/normalization.h"

@@ -1,8 +1,8 @@
 // Embedding: the table, its initialisation and lookup.
 #include "tandem/nn/modules/embedding.h"
 
-#include "tandem/autograd/grad_mode.h"
 #include "tandem/core/error.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/nn/init.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/indexing.h"

@@ -1,11 +1,10 @@
-#include "tandem/autograd/node.h"
+#include "tandem/graph/node.h"
 
 #include <algorithm>
 #include <atomic>
 
 #include "core/memory_ownership.h"
-#include "tandem/autograd/grad_mode.h"
-#include "tandem/ops/factory.h"
+#include "tandem/graph/grad_mode.h"
 
 namespace tandem::autograd {
 namespace {

@@ -1,4 +1,4 @@
-#include "tandem/autograd/grad_mode.h"
+#include "tandem/graph/grad_mode.h"
 
 namespace tandem {
 namespace {

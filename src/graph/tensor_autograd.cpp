@@ -1,10 +1,10 @@
-// Tensor's autograd methods: requires_grad_, grad, backward, hooks, detach.
+// Tensor's autograd methods: requires_grad_, grad, hooks, detach (backward,
+// which runs the engine, is in autograd/engine.cpp).
 #include <algorithm>
 
-#include "tandem/autograd/engine.h"
-#include "tandem/autograd/grad_mode.h"
-#include "tandem/autograd/node.h"
 #include "tandem/core/tensor.h"
+#include "tandem/graph/grad_mode.h"
+#include "tandem/graph/node.h"
 
 namespace tandem {
 
@@ -96,16 +96,6 @@ Tensor& Tensor::detach_() {
     m->output_nr = 0;
   }
   return *this;
-}
-
-void Tensor::backward(const Tensor& gradient,
-                      std::optional<bool> retain_graph,
-                      bool create_graph) const {
-  autograd::backward(
-      {*this},
-      gradient.defined() ? autograd::tensor_list{gradient} : autograd::tensor_list{},
-      retain_graph,
-      create_graph);
 }
 
 size_t Tensor::register_hook(TensorHook hook) const {

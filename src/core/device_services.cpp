@@ -1,0 +1,124 @@
+#include "core/device_services.h"
+
+#include <array>
+#include <atomic>
+#include <cstring>
+
+#include "tandem/core/error.h"
+#include "tandem/core/parallel.h"
+
+namespace tandem::detail {
+namespace {
+
+// Note [Device services]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// Core owns tensors and their storage, but the memory of an accelerator
+// is its backend's: core sits below the backends and may not include
+// them. So each accelerator backend fills a DeviceServices table and
+// registers it from a static initialiser. That initialiser lives in the
+// file that defines the backend's kernel table (backend/cuda/
+// cuda_dispatch.cpp), which the ops always reach through
+// backend/dispatch.cpp: a program linked against the static libtandem.a
+// therefore always links the registration too, while a file holding only
+// a registration would be dropped by the linker. The table pointers are
+// constant-initialised, so a lookup during another file's static
+// initialisation sees "not built" rather than garbage; nothing allocates
+// on an accelerator before main.
+std::array<std::atomic<const DeviceServices*>, kNumDeviceTypes> registered{};
+
+[[noreturn]] void not_built(const std::string& what) {
+  throw Error(str(what,
+                  ": tandem was built without CUDA (configure with -DTANDEM_CUDA=ON "
+                  "on a machine with nvcc)"));
+}
+
+// CUDA's services in a build without the CUDA backend (kCUDA is the one
+// accelerator type): no devices, and an error for whatever would need one.
+const DeviceServices& absent_cuda_services() {
+  static const DeviceServices services{
+      .built = false,
+      .device_count = [] { return 0; },
+      .properties = [](int) -> cuda::DeviceProperties {
+        not_built("get_device_properties");
+      },
+      .allocate = [](size_t, Device device) -> DataPtr {
+        not_built(str("cannot allocate on ", device));
+      },
+      .allocate_pinned = [](size_t) -> DataPtr {
+        not_built("pin_memory: cannot page-lock host memory");
+      },
+      .copy_bytes =
+          [](void*, Device dst_device, const void*, Device src_device, size_t, bool) {
+            not_built(str("copy from ", src_device, " to ", dst_device));
+          },
+      .synchronize = [](Device) {},
+      .memory_stats = [](int) -> cuda::MemoryStats { not_built("memory_stats"); },
+      .reset_peak_memory_stats = [](int) { not_built("reset_peak_memory_stats"); },
+      .empty_cache = [] {},
+      .pinned_memory_stats = [] { return cuda::HostMemoryStats{}; },
+  };
+  return services;
+}
+
+// The host: one logical device per core of the budget, memory from the
+// CPU allocator, copies with memcpy, nothing queued to wait for.
+const DeviceServices& cpu_services() {
+  static const DeviceServices services{
+      .built = true,
+      .device_count = [] { return static_cast<int>(num_threads()); },
+      .properties = [](int) -> cuda::DeviceProperties {
+        throw Error("get_device_properties: a CPU device has no CUDA properties");
+      },
+      .allocate = [](size_t nbytes, Device) { return cpu_allocator().allocate(nbytes); },
+      .allocate_pinned = [](size_t) -> DataPtr {
+        throw Error("pin_memory: page-locked memory is for copies to a GPU");
+      },
+      .copy_bytes =
+          [](void* dst, Device, const void* src, Device, size_t nbytes, bool) {
+            std::memmove(dst, src, nbytes);
+          },
+      .synchronize = [](Device) {},
+      .memory_stats = [](int) -> cuda::MemoryStats {
+        throw Error("memory_stats: CPU memory is counted by cpu_allocator_stats()");
+      },
+      .reset_peak_memory_stats =
+          [](int) {
+            throw Error(
+                "reset_peak_memory_stats: for CPU memory use "
+                "reset_peak_cpu_allocator_stats()");
+          },
+      .empty_cache = [] { tandem::empty_cache(); },
+      .pinned_memory_stats = [] { return cuda::HostMemoryStats{}; },
+  };
+  return services;
+}
+
+bool complete(const DeviceServices& s) {
+  return s.device_count && s.properties && s.allocate && s.allocate_pinned &&
+         s.copy_bytes && s.synchronize && s.memory_stats && s.reset_peak_memory_stats &&
+         s.empty_cache && s.pinned_memory_stats;
+}
+
+}  // namespace
+
+void register_device_services(DeviceType type, const DeviceServices& services) {
+  TANDEM_CHECK(type != kCPU, "register_device_services: core serves the CPU itself");
+  TANDEM_CHECK(complete(services),
+               "register_device_services: every service of the ",
+               type,
+               " table must be set");
+  const DeviceServices* expected = nullptr;
+  TANDEM_CHECK(
+      registered[static_cast<int>(type)].compare_exchange_strong(expected, &services),
+      "register_device_services: the ",
+      type,
+      " services are registered twice");
+}
+
+const DeviceServices& device_services(DeviceType type) {
+  if (type == kCPU) return cpu_services();
+  if (const DeviceServices* s = registered[static_cast<int>(type)].load()) return *s;
+  return absent_cuda_services();
+}
+
+}  // namespace tandem::detail
