@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "tandem/core/parallel.h"
+#include "tandem/core/cpu_budget.h"
 
 class ThreadBudget {
  public:

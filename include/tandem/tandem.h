@@ -11,6 +11,7 @@
 
 #include "tandem/core/allocator.h"
 #include "tandem/core/blas.h"
+#include "tandem/core/cpu_budget.h"
 #include "tandem/core/cuda.h"
 #include "tandem/core/device.h"
 #include "tandem/core/device_guard.h"
@@ -18,7 +19,6 @@
 #include "tandem/core/error.h"
 #include "tandem/core/executor.h"
 #include "tandem/core/generator.h"
-#include "tandem/core/parallel.h"
 #include "tandem/core/tensor.h"
 #include "tandem/core/tensor_options.h"
 #include "tandem/core/warning.h"

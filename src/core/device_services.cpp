@@ -4,8 +4,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "tandem/core/cpu_budget.h"
 #include "tandem/core/error.h"
-#include "tandem/core/parallel.h"
 
 namespace tandem::detail {
 namespace {

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "core/spin_wait.h"
+#include "tandem/core/cpu_budget.h"
 #include "tandem/core/device_guard.h"
-#include "tandem/core/parallel.h"
 
 namespace tandem {
 namespace {

@@ -273,6 +273,17 @@ void Module::zero_grad(bool set_to_none) {
 
 namespace detail {
 void mark_as_replica(Module& module) { module.is_replica_ = true; }
+
+std::string object_state(const Module& module) {
+  const auto [object, size] = module.object_bytes();
+  if (object == nullptr) return {};
+  std::string bytes(static_cast<const char*>(object), size);
+  // train() and eval() flip this flag, and replicate copies it itself.
+  const auto flag = reinterpret_cast<const char*>(&module.is_training_) -
+                    static_cast<const char*>(object);
+  if (flag >= 0 && static_cast<size_t>(flag) < size) bytes[static_cast<size_t>(flag)] = 0;
+  return bytes;
+}
 }  // namespace detail
 
 // ---- state ----

@@ -1,6 +1,7 @@
 #include "parallel/replica_cache.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "tandem/core/error.h"
@@ -14,10 +15,18 @@ namespace {
 // PyTorch's DataParallel slow for small models (its pain point 3). tandem
 // clones the tree once per (module, device list) and afterwards only points
 // the replicas' tensors at fresh data (replicate.cpp). An entry is found by
-// the module's identity and a signature of its tree: the modules, and every
-// parameter and buffer's identity, shape, dtype and device. Anything else
-// changed on the original rebuilds nothing; clear_replica_cache() forces
-// it. Entries hold the module weakly and are dropped once it is gone. A
+// the module's identity and a signature of its tree: the modules, every
+// parameter and buffer's identity, shape, dtype and device, and each
+// module's own object as bytes (nn::detail::object_state). PyTorch's
+// proposals to cache replicas stalled on users who change dp.module between
+// calls; the bytes catch those changes: a Dropout's p, a BatchNorm's
+// momentum, a member of a user's module, a tensor or submodule member put
+// in place of another. Any of them rebuilds the replicas, so the next
+// forward runs them as the original now is. What a member points to (the
+// elements of a std::vector member, a long string) is not compared;
+// clear_replica_cache() forces a rebuild after such a change. The
+// training flag is left out: replicate copies it on every call. Entries
+// hold the module weakly and are dropped once it is gone. A
 // request for a prefix of a cached device list (DataParallel's last, short
 // batch) uses the first replicas; a longer list extends the entry.
 
@@ -31,13 +40,17 @@ struct TensorKey {
 
 struct Signature {
   std::vector<const nn::Module*> modules;
+  std::vector<std::string> states;
   std::vector<TensorKey> tensors;
   bool operator==(const Signature&) const = default;
 };
 
 Signature signature_of(const ModuleLayout& layout) {
   Signature s;
-  for (const auto& m : layout.modules) s.modules.push_back(m.get());
+  for (const auto& m : layout.modules) {
+    s.modules.push_back(m.get());
+    s.states.push_back(nn::detail::object_state(*m));
+  }
   for (const Tensor& t : layout.tensors) {
     s.tensors.push_back({t.unsafe_impl(), t.sizes(), t.dtype(), t.device()});
   }

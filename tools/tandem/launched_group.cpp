@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "commands.h"
-#include "tandem/core/parallel.h"
+#include "tandem/core/cpu_budget.h"
 
 namespace tandem::cli {
 

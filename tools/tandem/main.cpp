@@ -6,8 +6,8 @@
 #include <string>
 
 #include "commands.h"
+#include "tandem/core/cpu_budget.h"
 #include "tandem/core/error.h"
-#include "tandem/core/parallel.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Executors: one persistent worker thread per device.
 //
 // Work for a device runs on that device's thread, with the device current
-// (DeviceGuard) and counted as busy (see tandem/core/parallel.h), so
+// (DeviceGuard) and counted as busy (see tandem/core/cpu_budget.h), so
 // replicas on cpu:0 and cpu:1 run at the same time, each with its share of
 // the cores. Threads are made on first use and live until exit; nothing is
 // created per call.

@@ -49,6 +49,10 @@ class Cloneable : public Module {
   }
 
  private:
+  std::pair<const void*, size_t> object_bytes() const final {
+    return {static_cast<const Derived*>(this), sizeof(Derived)};
+  }
+
   // The parent's reset() made this child afresh, and the parent's members
   // point at it: fill this very object, rather than replacing it.
   void clone_(Module& other, const std::optional<Device>& device) final {

@@ -21,6 +21,7 @@
 #include <ostream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tandem/core/device.h"
@@ -38,6 +39,11 @@ class Module;
 namespace detail {
 /// Flags `module` (not its children) as a replica; replicate's business.
 void mark_as_replica(Module& module);
+/// The bytes of `module`'s own object (its members, not what they point
+/// to), with its training flag left out: replicate's cache compares them to
+/// see a change to a module's options or other non-tensor state. Empty for
+/// a module that is not a Cloneable. See Note [Replica cache].
+std::string object_state(const Module& module);
 
 // The module type behind T: T itself, or the ContainedType of a holder.
 template <typename T>
@@ -165,7 +171,11 @@ class Module : public std::enable_shared_from_this<Module> {
   template <typename Derived>
   friend class Cloneable;
   friend void detail::mark_as_replica(Module& module);
+  friend std::string detail::object_state(const Module& module);
 
+  // The whole object of the most derived module type (Cloneable's
+  // override); empty here.
+  virtual std::pair<const void*, size_t> object_bytes() const { return {nullptr, 0}; }
   // Cloneable's hook: replace this module's contents by a clone of `other`.
   virtual void clone_(Module& other, const std::optional<Device>& device);
   // Cloneable's second half: after reset() rebuilt the structure, take

@@ -18,9 +18,13 @@
 // The replicas' module trees are built once per (module, device list) with
 // Module::clone(device) and cached; later calls only refresh their tensors
 // (and training flags). A changed parameter or buffer set (count, shapes,
-// dtypes, devices, or a replaced submodule) rebuilds them. Plain members
-// copied by clone() are not refreshed: after changing one on the original,
-// call clear_replica_cache(). Calls for the same module must not overlap.
+// dtypes, devices, or a replaced submodule) rebuilds them, and so does a
+// change to any module's own members (its options, a Dropout's p, a field
+// of a user's module): the next call's replicas are copies of the module as
+// it is then, as in PyTorch, which copies the modules on every call. Only
+// what a member points to (a std::vector member's elements) is not seen:
+// call clear_replica_cache() after changing that. Calls for the same module
+// must not overlap.
 //
 //   std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
 //   auto replicas = tandem::parallel::replicate(model, devices);

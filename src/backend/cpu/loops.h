@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
+#include "tandem/core/cpu_budget.h"
 #include "tandem/core/error.h"
-#include "tandem/core/parallel.h"
 #include "tandem/core/small_vector.h"
 #include "tandem/core/tensor.h"
 

@@ -15,7 +15,7 @@
 
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/cpu/loops.h"
-#include "tandem/core/parallel.h"
+#include "tandem/core/cpu_budget.h"
 
 namespace tandem::backend::cpu {
 namespace {

@@ -1,5 +1,5 @@
 // The core budget, busy-device accounting and the intra-op thread pool.
-#include "tandem/core/parallel.h"
+#include "tandem/core/cpu_budget.h"
 
 #include <algorithm>
 #include <atomic>
