@@ -151,9 +151,10 @@ BENCHMARK(BM_MlpProducts)
 void BM_ReplicateMlpCached(benchmark::State& state) {
   nn::Sequential mlp = make_mlp();
   std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
-  tandem::parallel::replicate(mlp, devices);  // builds and caches the replicas
+  tandem::parallel::ReplicaCache cache;
+  tandem::parallel::replicate(mlp, devices, &cache);  // builds the replicas
   for (auto _ : state)
-    benchmark::DoNotOptimize(tandem::parallel::replicate(mlp, devices));
+    benchmark::DoNotOptimize(tandem::parallel::replicate(mlp, devices, &cache));
 }
 BENCHMARK(BM_ReplicateMlpCached)->Unit(benchmark::kMicrosecond);
 

@@ -18,9 +18,10 @@ TensorTree replicate_apply_gather(const std::shared_ptr<nn::Module>& module,
                                   const std::vector<TensorTree>& scattered,
                                   const std::vector<Device>& devices,
                                   Device output_device,
-                                  int64_t dim) {
+                                  int64_t dim,
+                                  ReplicaCache* cache) {
   const std::vector<Device> used(devices.begin(), devices.begin() + scattered.size());
-  const auto replicas = replicate_module(module, used);
+  const auto replicas = replicate_module(module, used, cache);
   const std::vector<TensorTree> outputs = parallel_apply(
       replicas.size(),
       [&](size_t i, const TensorTree& input) { return forward(*replicas[i], input); },
@@ -54,8 +55,10 @@ TensorTree data_parallel(const std::shared_ptr<nn::Module>& module,
     }));
     return out.map([&](const Tensor& t) { return t.to(output); });
   }
+  // A call of its own: the replicas are cloned afresh (nn::DataParallel
+  // keeps them).
   return replicate_apply_gather(
-      module, forward, scatter_inputs(input, ids, dim), ids, output, dim);
+      module, forward, scatter_inputs(input, ids, dim), ids, output, dim, nullptr);
 }
 
 }  // namespace tandem::parallel::detail

@@ -47,7 +47,7 @@ parallel::TensorTree DataParallelImpl::forward(const parallel::TensorTree& input
       parallel::detail::scatter_inputs(input, device_ids_, dim_);
   if (device_ids_.size() == 1) return forward_(*module_, scattered.front());
   return parallel::detail::replicate_apply_gather(
-      module_, forward_, scattered, device_ids_, *output_device_, dim_);
+      module_, forward_, scattered, device_ids_, *output_device_, dim_, &replicas_);
 }
 
 Tensor DataParallelImpl::forward(const Tensor& input) {

@@ -1,14 +1,16 @@
-// Private to the parallel layer: the cache of replica module trees behind
-// replicate(). See Note [Replica cache].
+// Private to the parallel layer: what a ReplicaCache holds, the replica
+// module trees behind replicate(). See Note [Replica cache].
 #pragma once
 
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "tandem/core/device.h"
 #include "tandem/core/tensor.h"
 #include "tandem/nn/module.h"
+#include "tandem/parallel/replicate.h"
 
 namespace tandem::parallel::detail {
 
@@ -29,22 +31,40 @@ struct Replica {
   ModuleLayout layout;
 };
 
-/// The replicas of one module on one device list. `mutex` is held while
-/// they are refreshed and handed out.
-struct ReplicaSet {
+/// What identifies the original the replicas were cloned from: its
+/// modules, their own objects' bytes, and its tensors' identities and
+/// geometry.
+struct TreeSignature {
+  struct TensorKey {
+    const TensorImpl* impl;
+    IntList sizes;
+    ScalarType dtype;
+    Device device;
+    bool operator==(const TensorKey&) const = default;
+  };
+  std::vector<const nn::Module*> modules;
+  std::vector<std::string> states;
+  std::vector<TensorKey> tensors;
+  bool operator==(const TreeSignature&) const = default;
+};
+
+struct CachedReplicas {
+  std::weak_ptr<nn::Module> original;
+  TreeSignature signature;
+  /// The devices the replicas were made for, one replica each.
   std::vector<Device> devices;
   std::vector<Replica> replicas;
+  /// Held while the replicas are refreshed and handed out.
   std::mutex mutex;
 };
 
-/// The cached replicas of `module` for `devices` (or for a longer device
-/// list starting with them: use the first devices.size()), built or
-/// extended with Module::clone(device) where needed.
-std::shared_ptr<ReplicaSet> cached_replicas(const std::shared_ptr<nn::Module>& module,
-                                            const ModuleLayout& layout,
-                                            const std::vector<Device>& devices);
-
-/// Drops every cached replica set of `module`.
-void forget_replicas(const nn::Module& module);
+/// The replicas of `module` for `devices` (or for a longer device list
+/// starting with them: use the first devices.size()), reused from `cache`
+/// when it holds them for this module as it is, else built or extended with
+/// Module::clone(device). The caller holds cache.mutex.
+std::vector<Replica>& cached_replicas(CachedReplicas& cache,
+                                      const std::shared_ptr<nn::Module>& module,
+                                      const ModuleLayout& layout,
+                                      const std::vector<Device>& devices);
 
 }  // namespace tandem::parallel::detail

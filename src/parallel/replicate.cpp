@@ -220,15 +220,20 @@ void record_broadcast(const Distinct& originals,
 namespace detail {
 
 std::vector<std::shared_ptr<nn::Module>> replicate_module(
-    const std::shared_ptr<nn::Module>& module, const std::vector<Device>& devices) {
+    const std::shared_ptr<nn::Module>& module,
+    const std::vector<Device>& devices,
+    ReplicaCache* cache) {
   TANDEM_CHECK(module != nullptr, "replicate: the module is null");
   if (devices.empty()) return {};
   const ModuleLayout layout(*module);
   check_one_device(*module, layout.tensors);
-  std::shared_ptr<ReplicaSet> set = cached_replicas(module, layout, devices);
-  std::lock_guard<std::mutex> lock(set->mutex);
+  // Without a cache, one that lives for this call: fresh clones.
+  ReplicaCache this_call;
+  CachedReplicas& cached = *(cache ? cache : &this_call)->replicas_;
+  std::lock_guard<std::mutex> lock(cached.mutex);
+  std::vector<Replica>& made = cached_replicas(cached, module, layout, devices);
   std::vector<Replica*> replicas;
-  for (size_t j = 0; j < devices.size(); ++j) replicas.push_back(&set->replicas[j]);
+  for (size_t j = 0; j < devices.size(); ++j) replicas.push_back(&made[j]);
 
   const Distinct originals = distinct_tensors(layout.tensors);
   refresh_tensors(originals, layout.num_parameters, replicas, devices);
@@ -241,7 +246,5 @@ std::vector<std::shared_ptr<nn::Module>> replicate_module(
 }
 
 }  // namespace detail
-
-void clear_replica_cache(const nn::Module& module) { detail::forget_replicas(module); }
 
 }  // namespace tandem::parallel

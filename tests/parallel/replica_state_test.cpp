@@ -61,13 +61,14 @@ TEST(ReplicaState, ABatchNormMomentumChangedBetweenCallsIsTheOneReplicaZeroUses)
 TEST(ReplicaState, TrainAndEvalDoNotRebuildTheReplicas) {
   nn::Sequential net(nn::Linear(4, 3), nn::Dropout(0.5));
   const auto devices = cpu_devices(2);
-  const auto first = tandem::parallel::replicate(net, devices);
+  tandem::parallel::ReplicaCache cache;
+  const auto first = tandem::parallel::replicate(net, devices, &cache);
   net->eval();
-  const auto second = tandem::parallel::replicate(net, devices);
+  const auto second = tandem::parallel::replicate(net, devices, &cache);
   EXPECT_EQ(second[1].get(), first[1].get());
   EXPECT_FALSE(second[1]->is_training());
   net->train();
-  EXPECT_EQ(tandem::parallel::replicate(net, devices)[1].get(), first[1].get());
+  EXPECT_EQ(tandem::parallel::replicate(net, devices, &cache)[1].get(), first[1].get());
 }
 
 }  // namespace

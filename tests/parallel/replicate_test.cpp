@@ -112,7 +112,8 @@ TEST(Replicate, WithoutGradModeReplicasHaveNoHistory) {
 TEST(Replicate, ReplicasAreCachedAndRefreshed) {
   nn::Sequential net(nn::Linear(4, 3), nn::ReLU(), nn::Linear(3, 2));
   const auto devices = cpu_devices(3);
-  const auto first = parallel::replicate(net, devices);
+  parallel::ReplicaCache cache;
+  const auto first = parallel::replicate(net, devices, &cache);
   // Later calls reuse the modules, with the original's current values and
   // training flags.
   {
@@ -120,7 +121,7 @@ TEST(Replicate, ReplicasAreCachedAndRefreshed) {
     net->ptr<nn::LinearImpl>(0)->weight.fill_(0.5);
   }
   net->eval();
-  const auto second = parallel::replicate(net, devices);
+  const auto second = parallel::replicate(net, devices, &cache);
   for (size_t j = 0; j < devices.size(); ++j) {
     EXPECT_EQ(second[j].get(), first[j].get());
     EXPECT_FALSE(second[j]->is_training());
@@ -129,16 +130,19 @@ TEST(Replicate, ReplicasAreCachedAndRefreshed) {
                           tandem::full({3, 4}, 0.5)));
   }
   // A prefix of the device list uses the first replicas.
-  const auto prefix = parallel::replicate(net, cpu_devices(2));
+  const auto prefix = parallel::replicate(net, cpu_devices(2), &cache);
   EXPECT_EQ(prefix[1].get(), first[1].get());
   // A changed parameter set rebuilds them.
   net->push_back(nn::Linear(2, 2));
-  const auto rebuilt = parallel::replicate(net, devices);
+  const auto rebuilt = parallel::replicate(net, devices, &cache);
   EXPECT_NE(rebuilt[0].get(), first[0].get());
   EXPECT_EQ(rebuilt[2]->size(), 4u);
-  // So does clear_replica_cache.
-  parallel::clear_replica_cache(*net);
-  EXPECT_NE(parallel::replicate(net, devices)[1].get(), rebuilt[1].get());
+  // So does clear().
+  cache.clear();
+  EXPECT_NE(parallel::replicate(net, devices, &cache)[1].get(), rebuilt[1].get());
+  // Without a cache, every call clones the module afresh.
+  EXPECT_NE(parallel::replicate(net, devices)[1].get(),
+            parallel::replicate(net, devices)[1].get());
 }
 
 TEST(Replicate, SharedParametersStillCatchAnInPlaceChangeBeforeBackward) {
@@ -168,16 +172,17 @@ TANDEM_MODULE(Scaled);
 TEST(Replicate, BuffersAreRefreshedInPlaceUnlessAGraphHoldsThem) {
   Scaled module;
   const auto devices = cpu_devices(2);
-  auto first = parallel::replicate(module, devices);
+  parallel::ReplicaCache cache;
+  auto first = parallel::replicate(module, devices, &cache);
   void* memory = first[1]->scale.data_ptr();
   EXPECT_NE(memory, module->scale.data_ptr());
-  EXPECT_EQ(parallel::replicate(module, devices)[1]->scale.data_ptr(), memory);
+  EXPECT_EQ(parallel::replicate(module, devices, &cache)[1]->scale.data_ptr(), memory);
   // A forward saves replica 1's buffer for its backward: the next call must
   // leave that memory alone, and the old graph keeps the old values.
   Tensor x = tandem::randn({2, 4}).to("cpu:1").detach().requires_grad_();
   const Tensor y = first[1]->forward(x);
   module->scale.fill_(5.0);
-  auto second = parallel::replicate(module, devices);
+  auto second = parallel::replicate(module, devices, &cache);
   EXPECT_NE(second[1]->scale.data_ptr(), memory);
   EXPECT_TRUE(all_close(second[1]->scale.to("cpu:0"), tandem::full({4}, 5.0), 0, 0));
   y.sum().backward();

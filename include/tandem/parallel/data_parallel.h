@@ -33,6 +33,8 @@
 
 namespace tandem::parallel {
 
+class ReplicaCache;  // replicate.h
+
 namespace detail {
 
 /// A module's forward, type-erased over the module's type.
@@ -85,14 +87,15 @@ std::vector<TensorTree> scatter_inputs(const TensorTree& inputs,
                                        const std::vector<Device>& devices,
                                        int64_t dim);
 
-/// replicate onto the first scattered.size() devices, parallel_apply,
-/// gather onto `output_device`.
+/// replicate onto the first scattered.size() devices (from `cache` when
+/// given), parallel_apply, gather onto `output_device`.
 TensorTree replicate_apply_gather(const std::shared_ptr<nn::Module>& module,
                                   const Forward& forward,
                                   const std::vector<TensorTree>& scattered,
                                   const std::vector<Device>& devices,
                                   Device output_device,
-                                  int64_t dim);
+                                  int64_t dim,
+                                  ReplicaCache* cache);
 
 TensorTree data_parallel(const std::shared_ptr<nn::Module>& module,
                          const Forward& forward,

@@ -1,8 +1,9 @@
 // nn::DataParallel: a module that runs the module it wraps over several
 // devices on every forward (PyTorch's torch.nn.DataParallel): the input is
-// scattered along `dim` over device_ids, the module replicated (replicas are
-// cached between calls, see replicate.h), the replicas run on the devices'
-// executor threads, and the outputs are gathered on output_device.
+// scattered along `dim` over device_ids, the module replicated (each
+// DataParallel keeps its replicas between calls in a ReplicaCache of its
+// own, see replicate.h), the replicas run on the devices' executor threads,
+// and the outputs are gathered on output_device.
 //
 // - The wrapped module is the child "module": state_dict keys read
 //   "module.<name>", and DataParallel nests inside other modules.
@@ -34,6 +35,7 @@
 #include "tandem/nn/module.h"
 #include "tandem/nn/module_holder.h"
 #include "tandem/parallel/data_parallel.h"
+#include "tandem/parallel/replicate.h"
 #include "tandem/parallel/tensor_tree.h"
 
 namespace tandem::nn {
@@ -93,6 +95,9 @@ class DataParallelImpl : public Module {
   /// Unset when device_ids() is empty.
   const std::optional<Device>& output_device() const noexcept { return output_device_; }
   int64_t dim() const noexcept { return dim_; }
+  /// Drops the replicas, so the next forward clones the module afresh (a
+  /// change the cache cannot see: replicate.h).
+  void clear_replicas() { replicas_.clear(); }
 
  private:
   DataParallelImpl(std::shared_ptr<Module> module,
@@ -105,6 +110,7 @@ class DataParallelImpl : public Module {
   std::vector<Device> device_ids_;
   std::optional<Device> output_device_;
   int64_t dim_ = 0;
+  parallel::ReplicaCache replicas_;
 };
 
 TANDEM_MODULE(DataParallel);

@@ -15,19 +15,21 @@
 // the original buffers' memory, so in-place buffer updates made by that
 // replica persist and those of the others do not.
 //
-// The replicas' module trees are built once per (module, device list) with
-// Module::clone(device) and cached; later calls only refresh their tensors
-// (and training flags). A changed parameter or buffer set (count, shapes,
-// dtypes, devices, or a replaced submodule) rebuilds them, and so does a
-// change to any module's own members (its options, a Dropout's p, a field
-// of a user's module): the next call's replicas are copies of the module as
-// it is then, as in PyTorch, which copies the modules on every call. Only
-// what a member points to (a std::vector member's elements) is not seen:
-// call clear_replica_cache() after changing that. Calls for the same module
-// must not overlap.
+// Each call clones the module anew (Module::clone(device)), as LibTorch's
+// replicate does, unless it is given a ReplicaCache: then the replicas'
+// module trees are built once and later calls only refresh their tensors
+// (and training flags). nn::DataParallel keeps one per instance. A changed
+// parameter or buffer set (count, shapes, dtypes, devices, or a replaced
+// submodule) rebuilds them, and so does a change to any module's own
+// members (its options, a Dropout's p, a field of a user's module): the
+// next call's replicas are copies of the module as it is then, as in
+// PyTorch, which copies the modules on every call. Only what a member
+// points to (a std::vector member's elements) is not seen: call the cache's
+// clear() after changing that.
 //
 //   std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
-//   auto replicas = tandem::parallel::replicate(model, devices);
+//   tandem::parallel::ReplicaCache cache;
+//   auto replicas = tandem::parallel::replicate(model, devices, &cache);
 //   auto y1 = replicas[1]->forward(x.to("cpu:1"));
 //   y1.sum().backward();   // model's parameters get the gradients
 #pragma once
@@ -42,21 +44,49 @@
 
 namespace tandem::parallel {
 
+class ReplicaCache;
+
 namespace detail {
-/// replicate() for any module type: the replicas (the module's dynamic type).
+struct CachedReplicas;
+/// replicate() for any module type: the replicas (the module's dynamic
+/// type), from `cache` when one is given.
 std::vector<std::shared_ptr<nn::Module>> replicate_module(
-    const std::shared_ptr<nn::Module>& module, const std::vector<Device>& devices);
+    const std::shared_ptr<nn::Module>& module,
+    const std::vector<Device>& devices,
+    ReplicaCache* cache);
 }  // namespace detail
 
-/// One replica of `module` per device of `devices` (none for an empty list).
-/// The module must be Cloneable and have all its parameters and buffers on
-/// one device; a replica's parameters() are its own copies.
+/// The replicas of one module, kept between replicate() calls (see above).
+/// One cache serves one module at a time (another module rebuilds it);
+/// calls with one cache must not overlap.
+class ReplicaCache {
+ public:
+  ReplicaCache();
+  ~ReplicaCache();
+  ReplicaCache(const ReplicaCache&) = delete;
+  ReplicaCache& operator=(const ReplicaCache&) = delete;
+
+  /// Drops the replicas: the next replicate() builds them afresh.
+  void clear();
+
+ private:
+  friend std::vector<std::shared_ptr<nn::Module>> detail::replicate_module(
+      const std::shared_ptr<nn::Module>&, const std::vector<Device>&, ReplicaCache*);
+  std::unique_ptr<detail::CachedReplicas> replicas_;
+};
+
+/// One replica of `module` per device of `devices` (none for an empty list),
+/// from `cache` when one is given. The module must be Cloneable and have
+/// all its parameters and buffers on one device; a replica's parameters()
+/// are its own copies.
 template <typename ModuleType>
 std::vector<std::shared_ptr<ModuleType>> replicate(
-    const std::shared_ptr<ModuleType>& module, const std::vector<Device>& devices) {
+    const std::shared_ptr<ModuleType>& module,
+    const std::vector<Device>& devices,
+    ReplicaCache* cache = nullptr) {
   TANDEM_CHECK(module != nullptr, "replicate: the module is null");
   std::vector<std::shared_ptr<ModuleType>> replicas;
-  for (const auto& replica : detail::replicate_module(module, devices)) {
+  for (const auto& replica : detail::replicate_module(module, devices, cache)) {
     auto typed = std::dynamic_pointer_cast<ModuleType>(replica);
     TANDEM_CHECK(typed != nullptr,
                  "replicate: clone() of ",
@@ -71,14 +101,13 @@ std::vector<std::shared_ptr<ModuleType>> replicate(
 
 template <typename ModuleType>
 std::vector<nn::ModuleHolder<ModuleType>> replicate(
-    const nn::ModuleHolder<ModuleType>& module, const std::vector<Device>& devices) {
+    const nn::ModuleHolder<ModuleType>& module,
+    const std::vector<Device>& devices,
+    ReplicaCache* cache = nullptr) {
   std::vector<nn::ModuleHolder<ModuleType>> holders;
-  for (auto& replica : replicate(module.ptr(), devices)) holders.emplace_back(replica);
+  for (auto& replica : replicate(module.ptr(), devices, cache))
+    holders.emplace_back(replica);
   return holders;
 }
-
-/// Forgets the cached replicas of `module`, so the next replicate() builds
-/// them afresh from the module as it is now.
-void clear_replica_cache(const nn::Module& module);
 
 }  // namespace tandem::parallel
