@@ -11,6 +11,7 @@ packages=(
   zlib1g-dev                            # gzip'd datasets
   libopenmpi-dev openmpi-bin            # MPI for multi-process training (tandem::distributed)
   libgtest-dev libbenchmark-dev         # tests and micro-benchmarks
+  libcli11-dev                          # the tandem command's flags
   python3-torch python3-numpy           # PyTorch reference values and benchmarks
   clang-format clang-tidy               # the style checks
   clang-14 libclang-rt-14-dev           # libFuzzer for the file-reader fuzz targets

@@ -12,22 +12,30 @@ FIELDS = {"model", "batch_size", "devices", "threads", "steps", "warmup", "media
           "processes", "overlap"}
 
 
+def expect(condition, what="check failed"):
+    """Fails the run with `what` unless `condition` holds: an explicit exit,
+    which `python3 -O` keeps (it strips assert statements)."""
+    if not condition:
+        sys.exit(f"FAILED: {what}")
+
+
 def bench(tandem, *flags):
     run = subprocess.run([tandem, *flags], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, (flags, run.stderr)
+    expect(run.returncode == 0, (flags, run.stderr))
     lines = run.stdout.splitlines()
-    assert len(lines) == 1, run.stdout
+    expect(len(lines) == 1, run.stdout)
     return json.loads(lines[0])
 
 
 def check(result, model, batch, devices, threads, steps):
-    assert set(result) == FIELDS, result
-    assert (result["model"], result["batch_size"], result["devices"]) == (model, batch, devices)
-    assert (result["threads"], result["steps"]) == (threads, steps), result
-    assert 0 < result["min_ms"] <= result["median_ms"] <= result["max_ms"], result
+    expect(set(result) == FIELDS, result)
+    expect((result["model"], result["batch_size"], result["devices"]) ==
+           (model, batch, devices), result)
+    expect((result["threads"], result["steps"]) == (threads, steps), result)
+    expect(0 < result["min_ms"] <= result["median_ms"] <= result["max_ms"], result)
     per_second = batch / result["median_ms"] * 1000
-    assert abs(result["samples_per_second"] - per_second) <= 1e-3 * per_second, result
-    assert result["peak_rss_mib"] > 1, result
+    expect(abs(result["samples_per_second"] - per_second) <= 1e-3 * per_second, result)
+    expect(result["peak_rss_mib"] > 1, result)
 
 
 def main(tandem):
@@ -40,11 +48,12 @@ def main(tandem):
     check(bench(tandem, "bench", "--model", "cnn", "--batch-size", "4", "--steps", "2",
                 "--threads", "1"), "cnn", 4, "cpu:0", 1, 2)
     for flags, message in [(["--model", "resnet"], "unknown model 'resnet'"),
-                           (["--steps", "0"], "--steps must be positive"),
-                           (["--batch-size", "-1"], "--batch-size must be positive"),
+                           (["--steps", "0"], "--steps: expects a whole number >= 1"),
+                           (["--batch-size", "-1"],
+                            "--batch-size: expects a whole number >= 1"),
                            (["--devices", "cpu:0,cpu:0"], "listed twice")]:
         run = subprocess.run([tandem, "bench", *flags], capture_output=True, text=True)
-        assert run.returncode == 2 and message in run.stderr, (flags, run.stderr)
+        expect(run.returncode == 2 and message in run.stderr, (flags, run.stderr))
     print("check_bench: ok")
 
 

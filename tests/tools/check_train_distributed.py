@@ -57,7 +57,8 @@ def model_weights(path):
 
 
 def worst_relative_difference(a, b):
-    assert a.keys() == b.keys(), (sorted(a), sorted(b))
+    if a.keys() != b.keys():
+        fail(f"different tensors: {sorted(a)} and {sorted(b)}")
     worst = 0.0
     for key in a:
         scale = max(max(abs(v) for v in a[key]), 1e-30)

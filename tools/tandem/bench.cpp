@@ -16,18 +16,20 @@
 // reduces the gradients only after backward, to show what overlap gains).
 #include <sys/resource.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "commands.h"
-#include "flags.h"
 #include "launched_group.h"
 #include "model_on_devices.h"
 #include "models.h"
+#include "options.h"
 #include "tandem/tandem.h"
 
 namespace tandem::cli {
@@ -45,10 +47,6 @@ Workload make_workload(const std::string& name, int64_t batch) {
     nn::Sequential model(nn::Linear(5, 2));
     return {model, randn({batch, 5}), randn({batch, 2}), true};
   }
-  if (!is_model_name(name)) {
-    throw UsageError("bench: unknown model '" + name + "' (expected tiny|" +
-                     model_names() + ")");
-  }
   return {make_model(name), randn({batch, 1, 28, 28}), randint(10, {batch}), false};
 }
 
@@ -58,32 +56,20 @@ double peak_rss_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
 }
 
-}  // namespace
+struct BenchFlags {
+  std::string model = "mlp";
+  std::optional<int64_t> batch_size;
+  std::string devices = "cpu:0";
+  int64_t steps = 50;
+  int64_t warmup = 5;
+  uint64_t seed = 0;
+  std::string overlap = "on";
+};
 
-int run_bench(const Args& args) {
-  Flags flags("bench");
-  flags.add("model", "mlp", std::string("the model: tiny|") + model_names());
-  flags.add("batch-size", "", "samples per step (default 30 for tiny, else 256)");
-  flags.add("devices", "cpu:0", "devices, comma-separated (DataParallel over several)");
-  flags.add("steps", "50", "timed steps");
-  flags.add("warmup", "5", "untimed steps first");
-  flags.add("seed", "0", "seeds the weights and the synthetic data");
-  flags.add(
-      "overlap", "on", "under mpirun: on (reduce gradients while backward runs) or off");
-  if (!flags.parse(args)) return 0;
-  if (flags.get("overlap") != "on" && flags.get("overlap") != "off") {
-    throw UsageError("bench: --overlap must be on or off, got '" + flags.get("overlap") +
-                     "'");
-  }
-  const std::string name = flags.get("model");
-  const int64_t batch = flags.get("batch-size").empty() ? (name == "tiny" ? 30 : 256)
-                                                        : flags.get_int("batch-size");
-  const int64_t steps = flags.get_int("steps");
-  const int64_t warmup = flags.get_int("warmup");
-  if (batch <= 0) throw UsageError("bench: --batch-size must be positive");
-  if (steps <= 0) throw UsageError("bench: --steps must be positive");
-  if (warmup < 0) throw UsageError("bench: --warmup must be >= 0");
-  if (flags.get_int("seed") < 0) throw UsageError("bench: --seed must be >= 0");
+int run_bench(const BenchFlags& flags) {
+  const std::string& name = flags.model;
+  const int64_t batch = flags.batch_size.value_or(name == "tiny" ? 30 : 256);
+  const int64_t steps = flags.steps, warmup = flags.warmup;
 
   const auto group = launched_group();
   if (group && batch < group->size()) {
@@ -91,13 +77,13 @@ int run_bench(const Args& args) {
         "bench: --batch-size is the global batch; it must be at least the "
         "number of processes");
   }
-  manual_seed(static_cast<uint64_t>(flags.get_int("seed")));
+  manual_seed(flags.seed);
   Workload work = make_workload(name, batch);
   ModelOnDevices model(
       work.model,
-      flags.get_devices("devices"),
+      parse_device_list(flags.devices),
       group,
-      nn::DistributedDataParallelOptions().overlap(flags.get("overlap") == "on"));
+      nn::DistributedDataParallelOptions().overlap(flags.overlap == "on"));
   const RowRange mine = rows_of_this_process(group.get(), batch);  // of the global batch
   const Tensor input =
       work.input.narrow(0, mine.begin, mine.length).to(model.devices().front());
@@ -168,9 +154,40 @@ int run_bench(const Args& args) {
       peak_rss,
       peak_gpu_mib,
       group ? group->size() : 1,
-      flags.get("overlap") == "on" ? "true" : "false");
+      flags.overlap == "on" ? "true" : "false");
   std::cout << json << std::endl;
   return 0;
+}
+
+}  // namespace
+
+Action bench_command(CLI::App& command) {
+  auto flags = std::make_shared<BenchFlags>();
+  std::vector<std::string> models = {"tiny"};
+  models.insert(models.end(), model_names().begin(), model_names().end());
+  command.add_option("--model", flags->model, "the model")
+      ->check(one_of("model", models));
+  command
+      .add_option("--batch-size",
+                  flags->batch_size,
+                  "samples per step (default 30 for tiny, else 256)")
+      ->check(whole_number(1));
+  command
+      .add_option("--devices",
+                  flags->devices,
+                  "devices, comma-separated (DataParallel over several)")
+      ->check(device_list());
+  command.add_option("--steps", flags->steps, "timed steps")->check(whole_number(1));
+  command.add_option("--warmup", flags->warmup, "untimed steps first")
+      ->check(whole_number(0));
+  command.add_option("--seed", flags->seed, "seeds the weights and the synthetic data")
+      ->check(whole_number(0));
+  command
+      .add_option("--overlap",
+                  flags->overlap,
+                  "under mpirun: on (reduce gradients while backward runs) or off")
+      ->check(one_of("value", {"on", "off"}));
+  return [flags] { return run_bench(*flags); };
 }
 
 }  // namespace tandem::cli

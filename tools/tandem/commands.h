@@ -1,10 +1,16 @@
-// The tandem command's subcommands. Each takes the arguments after its name
-// and returns the process exit code; bad usage throws UsageError (exit 2).
+// The tandem command's subcommands. main.cpp adds each to the command line
+// (CLI11) and hands it to the subcommand's function here, which declares its
+// flags on it and returns what runs it once the whole command line parsed;
+// that returns the process exit code, and bad usage throws UsageError
+// (exit 2).
 #pragma once
 
+#include <functional>
 #include <stdexcept>
-#include <string>
-#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace tandem::cli {
 
@@ -13,16 +19,16 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-using Args = std::vector<std::string>;
+using Action = std::function<int()>;
 
 /// Whether the global --threads flag was given (main.cpp).
 bool threads_flag_given();
 
-int run_demo(const Args& args);
-int run_devices(const Args& args);
-int run_tutorial(const Args& args);
-int run_train(const Args& args);
-int run_eval(const Args& args);
-int run_bench(const Args& args);
+Action demo_command(CLI::App& command);
+Action devices_command(CLI::App& command);
+Action tutorial_command(CLI::App& command);
+Action train_command(CLI::App& command);
+Action eval_command(CLI::App& command);
+Action bench_command(CLI::App& command);
 
 }  // namespace tandem::cli

@@ -2,38 +2,37 @@
 // with SGD and MSE on a fixed random dataset (RandomDataset(5, 100) in the
 // tutorial) in batches of 30; each step prints the sizes the model saw, as
 // the tutorial's Model does, and the loss.
+#include <CLI/CLI.hpp>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 
 #include "commands.h"
-#include "flags.h"
+#include "options.h"
 #include "tandem/tandem.h"
 
 namespace tandem::cli {
+namespace {
 
-int run_demo(const Args& args) {
-  Flags flags("demo");
-  flags.add("epochs", "3", "passes over the 100 samples");
-  flags.add("batch-size", "30", "samples per step");
-  flags.add("lr", "0.1", "SGD learning rate");
-  flags.add("seed", "0", "random seed");
-  if (!flags.parse(args)) return 0;
-  const int64_t epochs = flags.get_int("epochs");
-  const int64_t batch_size = flags.get_int("batch-size");
-  if (epochs < 0) throw UsageError("demo: --epochs must be >= 0");
-  if (batch_size <= 0) throw UsageError("demo: --batch-size must be positive");
+struct DemoFlags {
+  int64_t epochs = 3;
+  int64_t batch_size = 30;
+  double lr = 0.1;
+  uint64_t seed = 0;
+};
 
-  manual_seed(static_cast<uint64_t>(flags.get_int("seed")));
+int run_demo(const DemoFlags& flags) {
+  manual_seed(flags.seed);
   const int64_t input_size = 5, output_size = 2, data_size = 100;
   Tensor data = randn({data_size, input_size});
   Tensor target = data.matmul(randn({input_size, output_size}));  // learnable
   nn::Linear model(input_size, output_size);
-  optim::SGD optimizer(model->parameters(), optim::SGDOptions(flags.get_double("lr")));
+  optim::SGD optimizer(model->parameters(), optim::SGDOptions(flags.lr));
 
   std::cout << std::fixed << std::setprecision(4);
-  for (int64_t epoch = 0; epoch < epochs; ++epoch) {
-    for (int64_t start = 0; start < data_size; start += batch_size) {
-      int64_t n = std::min(batch_size, data_size - start);
+  for (int64_t epoch = 0; epoch < flags.epochs; ++epoch) {
+    for (int64_t start = 0; start < data_size; start += flags.batch_size) {
+      int64_t n = std::min(flags.batch_size, data_size - start);
       Tensor input = data.narrow(0, start, n);
       optimizer.zero_grad();
       Tensor output = model->forward(input);
@@ -46,6 +45,19 @@ int run_demo(const Args& args) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+Action demo_command(CLI::App& command) {
+  auto flags = std::make_shared<DemoFlags>();
+  command.add_option("--epochs", flags->epochs, "passes over the 100 samples")
+      ->check(whole_number(1));
+  command.add_option("--batch-size", flags->batch_size, "samples per step")
+      ->check(whole_number(1));
+  command.add_option("--lr", flags->lr, "SGD learning rate")->check(positive_number());
+  command.add_option("--seed", flags->seed, "random seed")->check(whole_number(0));
+  return [flags] { return run_demo(*flags); };
 }
 
 }  // namespace tandem::cli

@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "commands.h"
-#include "flags.h"
 #include "tandem/tandem.h"
 
 namespace tandem::cli {
@@ -22,11 +21,7 @@ std::string gib(int64_t bytes) {
   return out.str();
 }
 
-}  // namespace
-
-int run_devices(const Args& args) {
-  Flags flags("devices");
-  if (!flags.parse(args)) return 0;
+int run_devices() {
   std::cout << "core budget: " << num_threads() << " of "
             << std::thread::hardware_concurrency() << " cores\n";
   const blas::Info blas = blas::info();
@@ -59,5 +54,10 @@ int run_devices(const Args& args) {
   }
   return 0;
 }
+
+}  // namespace
+
+// No flags of its own: the global --threads sets the budget it shows.
+Action devices_command(CLI::App&) { return run_devices; }
 
 }  // namespace tandem::cli

@@ -1,30 +1,31 @@
 // `tandem eval --checkpoint PATH`: the test loss and accuracy of the model
 // a `tandem train` checkpoint holds.
+#include <CLI/CLI.hpp>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 
 #include "commands.h"
 #include "evaluation.h"
-#include "flags.h"
 #include "image_data.h"
 #include "model_on_devices.h"
 #include "models.h"
+#include "options.h"
 #include "tandem/io/checkpoint.h"
 
 namespace tandem::cli {
+namespace {
 
-int run_eval(const Args& args) {
-  Flags flags("eval");
-  flags.add("checkpoint", "", "a checkpoint written by tandem train (required)");
-  add_data_flag(flags);
-  add_devices_flag(flags);
-  flags.add("batch-size", "1000", "images per forward");
-  if (!flags.parse(args)) return 0;
-  const std::string path = flags.get("checkpoint");
-  if (path.empty()) throw UsageError("eval: --checkpoint PATH is required");
-  const int64_t batch_size = flags.get_int("batch-size");
-  if (batch_size <= 0) throw UsageError("eval: --batch-size must be positive");
-  const std::vector<Device> devices = devices_flag(flags);
+struct EvalFlags {
+  std::string checkpoint;
+  std::string data;
+  std::string devices;
+  int64_t batch_size = 1000;
+};
+
+int run_eval(const EvalFlags& flags) {
+  const std::string& path = flags.checkpoint;
+  const std::vector<Device> devices = devices_or_default(flags.devices);
 
   const io::Checkpoint checkpoint = io::load_checkpoint(path);
   auto model_name = checkpoint.extra.find("model");
@@ -38,8 +39,8 @@ int run_eval(const Args& args) {
     network->to(kFloat64);
   ModelOnDevices model(network, devices);
   model.model()->load_state_dict(checkpoint.model);
-  const ImageSplit test = load_split(flags.get("data"), /*train=*/false);
-  const Evaluation result = evaluate(model, test, batch_size);
+  const ImageSplit test = load_split(flags.data, /*train=*/false);
+  const Evaluation result = evaluate(model, test, flags.batch_size);
   std::cout << std::fixed << std::setprecision(4) << "test_loss " << result.loss
             << "  test_accuracy " << result.accuracy << "  (" << result.images
             << " images, " << model_name->second << " at step " << checkpoint.step
@@ -52,6 +53,21 @@ int run_eval(const Args& args) {
   }
   std::cout << ")\n";
   return 0;
+}
+
+}  // namespace
+
+Action eval_command(CLI::App& command) {
+  auto flags = std::make_shared<EvalFlags>();
+  command
+      .add_option(
+          "--checkpoint", flags->checkpoint, "a checkpoint written by tandem train")
+      ->required();
+  add_data_flag(command, flags->data);
+  add_devices_flag(command, flags->devices);
+  command.add_option("--batch-size", flags->batch_size, "images per forward")
+      ->check(whole_number(1));
+  return [flags] { return run_eval(*flags); };
 }
 
 }  // namespace tandem::cli

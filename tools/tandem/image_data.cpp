@@ -12,11 +12,6 @@ constexpr double kPixelStd = 0.3530;
 
 }  // namespace
 
-void add_data_flag(Flags& flags) {
-  flags.add(
-      "data", data::datasets::kFashionMNISTRoot, "folder of the MNIST-format files");
-}
-
 ImageSplit load_split(const std::string& root, bool train) {
   using data::datasets::MNIST;
   const MNIST split(root, train ? MNIST::Mode::kTrain : MNIST::Mode::kTest);

@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include "flags.h"
 #include "tandem/core/tensor.h"
 
 namespace tandem::cli {
@@ -15,10 +14,6 @@ struct ImageSplit {
   Tensor targets;  // [N] int64 in [0, 10)
   int64_t size() const { return targets.size(0); }
 };
-
-/// Declares the --data flag of train and eval (default: where Debian's
-/// dataset-fashion-mnist package puts it).
-void add_data_flag(Flags& flags);
 
 /// The training split (train = true) or the test split under `root`.
 ImageSplit load_split(const std::string& root, bool train);

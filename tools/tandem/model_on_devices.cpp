@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "commands.h"
+#include "options.h"
 #include "tandem/core/device_guard.h"
 #include "tandem/graph/grad_mode.h"
 
@@ -16,12 +17,8 @@ std::vector<Device> default_devices() {
   return devices;
 }
 
-void add_devices_flag(Flags& flags) {
-  flags.add("devices", "", "devices, comma-separated (default: all GPUs, else cpu)");
-}
-
-std::vector<Device> devices_flag(const Flags& flags) {
-  return flags.get("devices").empty() ? default_devices() : flags.get_devices("devices");
+std::vector<Device> devices_or_default(const std::string& list) {
+  return list.empty() ? default_devices() : parse_device_list(list);
 }
 
 ModelOnDevices::ModelOnDevices(nn::Sequential model,

@@ -12,7 +12,6 @@
 
 #include <memory>
 
-#include "flags.h"
 #include "tandem/core/device.h"
 #include "tandem/core/tensor.h"
 #include "tandem/distributed/distributed_data_parallel.h"
@@ -24,10 +23,8 @@ namespace tandem::cli {
 /// What `--devices ""` means: every CUDA device, else the CPU as one device.
 std::vector<Device> default_devices();
 
-/// Declares the --devices flag of train and eval, and reads it: the list
-/// given, else default_devices().
-void add_devices_flag(Flags& flags);
-std::vector<Device> devices_flag(const Flags& flags);
+/// The devices of a --devices list (options.h), else default_devices().
+std::vector<Device> devices_or_default(const std::string& list);
 
 class ModelOnDevices {
  public:

@@ -36,14 +36,15 @@ nn::Sequential make_cnn() {
 
 }  // namespace
 
-const char* model_names() { return "mlp|cnn"; }
-
-bool is_model_name(const std::string& name) { return name == "mlp" || name == "cnn"; }
+const std::vector<std::string>& model_names() {
+  static const std::vector<std::string> names = {"mlp", "cnn"};
+  return names;
+}
 
 nn::Sequential make_model(const std::string& name) {
   if (name == "mlp") return make_mlp();
   if (name == "cnn") return make_cnn();
-  throw UsageError("unknown model '" + name + "' (expected " + model_names() + ")");
+  throw UsageError("unknown model '" + name + "'");
 }
 
 }  // namespace tandem::cli

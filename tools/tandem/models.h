@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tandem/nn/modules/sequential.h"
 
@@ -16,9 +17,7 @@ namespace tandem::cli {
 /// a UsageError for an unknown name.
 nn::Sequential make_model(const std::string& name);
 
-bool is_model_name(const std::string& name);
-
-/// "mlp|cnn", for help texts and errors.
-const char* model_names();
+/// {"mlp", "cnn"}, the --model choices.
+const std::vector<std::string>& model_names();
 
 }  // namespace tandem::cli

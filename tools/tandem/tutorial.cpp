@@ -2,15 +2,18 @@
 // prints the sizes each replica sees is wrapped in DataParallel over the
 // given devices (when there is more than one) and fed a random dataset in
 // batches, printing the per-replica and outside sizes as the seed shows.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <random>
 #include <sstream>
 
 #include "commands.h"
-#include "flags.h"
+#include "model_on_devices.h"
+#include "options.h"
 #include "tandem/tandem.h"
 
 namespace tandem::cli {
@@ -37,35 +40,20 @@ struct SizePrintingModelImpl : nn::Cloneable<SizePrintingModelImpl> {
 };
 TANDEM_MODULE(SizePrintingModel);
 
-std::vector<Device> default_devices() {
-  std::vector<Device> gpus;
-  for (int64_t i = 0; i < device_count(kCUDA); ++i) gpus.emplace_back(kCUDA, i);
-  return gpus.empty() ? std::vector<Device>{Device(kCPU)} : gpus;
-}
+struct TutorialFlags {
+  std::string devices;
+  int64_t batch_size = 30;
+  int64_t data_size = 100;
+  int64_t input_size = 5;
+  int64_t output_size = 2;
+  uint64_t seed = 0;
+};
 
-}  // namespace
-
-int run_tutorial(const Args& args) {
-  Flags flags("tutorial");
-  flags.add("devices",
-            "",
-            "comma-separated devices, e.g. cpu:0,cpu:1 (default: all GPUs, else cpu)");
-  flags.add("batch-size", "30", "samples per batch");
-  flags.add("data-size", "100", "samples in the random dataset");
-  flags.add("input-size", "5", "features per sample");
-  flags.add("output-size", "2", "outputs of the Linear model");
-  flags.add("seed", "0", "random seed");
-  if (!flags.parse(args)) return 0;
-  std::vector<Device> devices = flags.get_devices("devices");
-  if (devices.empty()) devices = default_devices();
-  const int64_t batch_size = flags.get_int("batch-size"),
-                data_size = flags.get_int("data-size");
-  const int64_t input_size = flags.get_int("input-size");
-  const int64_t output_size = flags.get_int("output-size");
-  if (batch_size <= 0 || data_size < 0 || input_size <= 0 || output_size <= 0) {
-    throw UsageError("tutorial: sizes must be positive (data-size may be 0)");
-  }
-  const auto seed = static_cast<uint64_t>(flags.get_int("seed"));
+int run_tutorial(const TutorialFlags& flags) {
+  const std::vector<Device> devices = devices_or_default(flags.devices);
+  const int64_t batch_size = flags.batch_size, data_size = flags.data_size;
+  const int64_t input_size = flags.input_size, output_size = flags.output_size;
+  const uint64_t seed = flags.seed;
   manual_seed(seed);
 
   Tensor data = randn({data_size, input_size});  // RandomDataset
@@ -91,6 +79,23 @@ int run_tutorial(const Args& args) {
               << output.sizes() << "\n";
   }
   return 0;
+}
+
+}  // namespace
+
+Action tutorial_command(CLI::App& command) {
+  auto flags = std::make_shared<TutorialFlags>();
+  add_devices_flag(command, flags->devices);
+  command.add_option("--batch-size", flags->batch_size, "samples per batch")
+      ->check(whole_number(1));
+  command.add_option("--data-size", flags->data_size, "samples in the random dataset")
+      ->check(whole_number(0));
+  command.add_option("--input-size", flags->input_size, "features per sample")
+      ->check(whole_number(1));
+  command.add_option("--output-size", flags->output_size, "outputs of the Linear model")
+      ->check(whole_number(1));
+  command.add_option("--seed", flags->seed, "random seed")->check(whole_number(0));
+  return [flags] { return run_tutorial(*flags); };
 }
 
 }  // namespace tandem::cli
