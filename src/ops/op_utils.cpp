@@ -2,7 +2,6 @@
 #include "ops/op_utils.h"
 
 #include <cmath>
-#include <limits>
 
 namespace tandem::detail {
 

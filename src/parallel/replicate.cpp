@@ -1,6 +1,7 @@
 #include "tandem/parallel/replicate.h"
 
 #include <iterator>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -227,9 +228,11 @@ std::vector<std::shared_ptr<nn::Module>> replicate_module(
   if (devices.empty()) return {};
   const ModuleLayout layout(*module);
   check_one_device(*module, layout.tensors);
-  // Without a cache, one that lives for this call: fresh clones.
-  ReplicaCache this_call;
-  CachedReplicas& cached = *(cache ? cache : &this_call)->replicas_;
+  // Without a cache, one that lives for this call: fresh clones. (Made
+  // only then: DataParallel's forward passes its own and allocates none.)
+  std::optional<ReplicaCache> this_call;
+  if (cache == nullptr) cache = &this_call.emplace();
+  CachedReplicas& cached = *cache->replicas_;
   std::lock_guard<std::mutex> lock(cached.mutex);
   std::vector<Replica>& made = cached_replicas(cached, module, layout, devices);
   std::vector<Replica*> replicas;
