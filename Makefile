@@ -23,8 +23,14 @@ TSAN_LAYERS := $(foreach l,core autograd nn parallel data ops optim,$(if $(wildc
 # The file readers with a libFuzzer target (fuzz/<name>_fuzz.cpp).
 FUZZ_TARGETS := $(patsubst fuzz/%_fuzz.cpp,%,$(wildcard fuzz/*_fuzz.cpp))
 CMAKE_FLAGS ?=
-# Paths relative to the checkout, so ccache hits across clones of the repo.
+# Paths relative to the checkout, so ccache hits across clones of the repo:
+# CI builds a fresh clone in another folder. The -g builds (sanitizers, fuzz)
+# would otherwise hash the build folder's absolute path and never hit; their
+# cached debug info then names the first clone's paths. Four build trees with
+# debug info outgrow ccache's default 5 GB.
 export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
+export CCACHE_MAXSIZE ?= 24G
 GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
 LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache,)
 
