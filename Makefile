@@ -18,8 +18,10 @@ TSAN_BUILD ?= build-tsan
 FUZZ_BUILD ?= build-fuzz
 # Seconds each fuzz target runs in `make test` (run longer by hand).
 FUZZ_SECONDS ?= 30
-# The layers whose threads ThreadSanitizer checks (those with tests so far).
+# The layers whose threads ThreadSanitizer checks (those with tests so far);
+# the distributed layer's tests run under mpiexec as well.
 TSAN_LAYERS := $(foreach l,core autograd nn parallel data ops optim,$(if $(wildcard tests/$(l)/*_test.cpp),$(l)))
+TSAN_RUN_OPTIONS := halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan_suppressions.txt
 # The file readers with a libFuzzer target (fuzz/<name>_fuzz.cpp).
 FUZZ_TARGETS := $(patsubst fuzz/%_fuzz.cpp,%,$(wildcard fuzz/*_fuzz.cpp))
 CMAKE_FLAGS ?=
@@ -67,12 +69,14 @@ test-tsan: deps
 	@cmake -S . -B $(TSAN_BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=Debug \
 	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DTANDEM_SANITIZE=thread -DTANDEM_CUDA=OFF \
 	  -DTANDEM_BUILD_BENCH=OFF -DTANDEM_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_LAYERS:%=%_tests)
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_LAYERS:%=%_tests) distributed_tests
 	@for layer in $(TSAN_LAYERS); do \
 	  echo "ThreadSanitizer: $${layer}_tests"; \
-	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan_suppressions.txt" \
-	    ./$(TSAN_BUILD)/tests/$${layer}_tests --gtest_brief=1 || exit 1; \
+	  TSAN_OPTIONS="$(TSAN_RUN_OPTIONS)" ./$(TSAN_BUILD)/tests/$${layer}_tests --gtest_brief=1 || exit 1; \
 	done
+	@echo "ThreadSanitizer: distributed_tests under mpiexec -np 2"
+	@TSAN_OPTIONS="$(TSAN_RUN_OPTIONS)" mpiexec -np 2 --allow-run-as-root --oversubscribe \
+	  ./$(TSAN_BUILD)/tests/distributed_tests --gtest_brief=1
 
 test-install: build
 	@bash scripts/check-install.sh $(BUILD)

@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "distributed/collective_check.h"
 #include "distributed/runtime.h"
 #include "tandem/core/error.h"
 #include "tandem/distributed/errors.h"
@@ -61,6 +62,18 @@ constexpr std::chrono::milliseconds kExitMargin{1000};
 // time (the group's timeout, plus a little) fails the group like any
 // collective: leaving is a collective too.
 
+// Note [Leaving early]
+// ~~~~~~~~~~~~~~~~~~~~
+// A rank that leaves while the others still call collectives (it failed,
+// or its program simply ran fewer steps) would leave them waiting in their
+// next collective for the whole timeout, and itself in the exit barrier
+// just as long: both wait for each other. So a rank that starts its exit
+// barrier first tells every other rank which collective was its last (an
+// exit notice), and a rank that waits in, or later calls, a collective
+// past that number fails at once: "rank 1 is exiting instead (its last
+// collective is #2)". Its failure notice then ends the leaving rank's exit
+// barrier too, so every rank is gone within moments, not after the timeout.
+
 CommLoop::CommLoop(Runtime& runtime, std::shared_ptr<GroupState> group)
     : runtime_(runtime), group_(std::move(group)), health_(*group_), nccl_(*group_) {}
 
@@ -83,7 +96,8 @@ bool CommLoop::run() {
     check_deadlines();
     // Frees a GPU stuck in a collective (see Note [NCCL collectives]).
     if (group_->failed()) nccl_.abort();
-    if (requests.stop && !group_->failed() && active_.empty() && !exiting_) {
+    if (requests.stop && !group_->failed() && active_.empty() && unchecked_.empty() &&
+        !exiting_) {
       start_exit_barrier();
       continue;
     }
@@ -120,26 +134,92 @@ void CommLoop::start(std::unique_ptr<CollectiveOp> op) {
         detail::str(op->work->description, ": the process group is shutting down"))));
     return;
   }
-  group_->started.store(op->work->seq);
-  if (op->nccl) {
-    CollectiveOp& gpu_op = *op;
-    active_.push_back(std::move(op));
-    start_on_gpu(gpu_op);
+  if (group_->check != MPI_COMM_NULL) {
+    unchecked_.push_back(std::move(op));
+    check_next();
     return;
   }
-  const int rc = start_collective(*op, *group_);
-  if (rc != MPI_SUCCESS) {
-    fail_group(FailureKind::kBackend,
-               detail::str(op->work->description,
-                           " failed on ",
-                           group_->where(),
-                           ": MPI could not start it: ",
-                           mpi_error_string(rc)),
-               op.get(),
-               /*notify=*/true);
-    return;
-  }
+  CollectiveOp& ref = *op;
   active_.push_back(std::move(op));
+  begin(ref);
+}
+
+void CommLoop::begin(CollectiveOp& op) {
+  group_->started.store(op.work->seq);
+  group_->recorder.started(op.work->seq, Clock::now());
+  if (op.nccl) {
+    start_on_gpu(op);
+    return;
+  }
+  op.stage = OpStage::kMpi;
+  const int rc = start_collective(op, *group_);
+  if (rc != MPI_SUCCESS) start_failed(op, "it", rc);
+}
+
+void CommLoop::start_failed(CollectiveOp& op, std::string_view what, int rc) {
+  op.stage = OpStage::kDone;  // MPI holds nothing of it
+  fail_group(FailureKind::kBackend,
+             detail::str(op.work->description,
+                         " failed on ",
+                         group_->where(),
+                         ": MPI could not start ",
+                         what,
+                         ": ",
+                         mpi_error_string(rc)),
+             &op,
+             /*notify=*/true);
+}
+
+void CommLoop::check_next() {
+  if (checking_ != nullptr || unchecked_.empty()) return;
+  CollectiveOp& op = *unchecked_.front();
+  active_.push_back(std::move(unchecked_.front()));
+  unchecked_.pop_front();
+  op.stage = OpStage::kCheck;
+  const int rc = start_check(op, *group_);
+  if (rc != MPI_SUCCESS) {
+    start_failed(op, "its check (TANDEM_DISTRIBUTED_DEBUG=detail)", rc);
+    return;
+  }
+  checking_ = &op;
+}
+
+void CommLoop::check_done(CollectiveOp& op) {
+  checking_ = nullptr;
+  if (auto mismatch = check_mismatch(op, *group_)) {
+    // Every rank sees the same signatures and fails alike: no notice.
+    op.stage = OpStage::kDone;
+    fail_group(FailureKind::kMismatch, *mismatch, &op, /*notify=*/false);
+    return;
+  }
+  begin(op);
+  check_next();
+}
+
+void CommLoop::check_peer_exits() {
+  if (group_->failed() || exiting_) return;
+  CollectiveOp* waiting = nullptr;  // the oldest collective a leaver skips
+  for (auto& op : active_) {
+    if (op->work->seq == 0 || !health_.exited_before(op->work->seq)) continue;
+    if (waiting == nullptr || op->work->seq < waiting->work->seq) waiting = op.get();
+  }
+  if (waiting == nullptr && !unchecked_.empty() &&
+      health_.exited_before(unchecked_.front()->work->seq)) {
+    waiting = unchecked_.front().get();
+  }
+  if (waiting == nullptr) return;
+  const PeerExit leaver = *health_.exited_before(waiting->work->seq);
+  fail_group(FailureKind::kPeer,
+             detail::str(waiting->work->description,
+                         " failed on ",
+                         group_->where(),
+                         ": rank ",
+                         leaver.rank,
+                         " is exiting instead (its last collective is #",
+                         leaver.last,
+                         ")"),
+             waiting,
+             /*notify=*/true);
 }
 
 void CommLoop::start_on_gpu(CollectiveOp& op) {
@@ -193,6 +273,7 @@ void CommLoop::launch(CollectiveOp& op) {
 void CommLoop::start_exit_barrier() {
   exiting_ = true;
   group_->exiting.store(true);
+  health_.notify_exit(group_->enqueued.load());
   auto op = std::make_unique<CollectiveOp>();
   op->kind = CollectiveKind::kBarrier;
   // A little longer than the timeout: a rank that leaves while the others
@@ -226,9 +307,11 @@ bool CommLoop::poll() {
         detail::str(
             "rank ", notice->rank, " of ", group_->size, " reported: ", notice->message),
         nullptr,
-        /*notify=*/false);
+        /*notify=*/false,
+        /*hang_report=*/notice->kind == FailureKind::kTimeout);
     progressed = true;
   }
+  check_peer_exits();
   if (active_.empty()) return progressed;
   progressed = poll_mpi() || progressed;
   progressed = poll_gpu() || progressed;
@@ -266,6 +349,8 @@ bool CommLoop::poll_mpi() {
                           : MPI_SUCCESS;
     if (error != MPI_SUCCESS) {
       complete(op, mpi_error_string(error));
+    } else if (op.stage == OpStage::kCheck && !group_->failed()) {
+      check_done(op);
     } else if (op.stage == OpStage::kCommunicator && !group_->failed()) {
       communicator_ready(op);
     } else {
@@ -305,6 +390,9 @@ bool CommLoop::poll_gpu() {
 void CommLoop::complete(CollectiveOp& op, const std::string& error) {
   op.stage = OpStage::kDone;
   if (&op == timing_out_) timing_out_ = nullptr;  // it made it after all
+  if (&op == checking_) checking_ = nullptr;
+  if (op.work->seq != 0)
+    group_->recorder.finished(op.work->seq, Clock::now(), !error.empty());
   if (!error.empty()) {
     fail_group(
         FailureKind::kBackend,
@@ -350,7 +438,11 @@ void CommLoop::check_deadlines() {
   }
   if (!health_.query_complete() && now < query_deadline_) return;
   CollectiveOp* op = std::exchange(timing_out_, nullptr);
-  fail_group(FailureKind::kTimeout, timeout_message(*op), op, /*notify=*/true);
+  fail_group(FailureKind::kTimeout,
+             timeout_message(*op),
+             op,
+             /*notify=*/true,
+             /*hang_report=*/true);
 }
 
 std::string CommLoop::timeout_message(const CollectiveOp& op) const {
@@ -426,13 +518,37 @@ std::string CommLoop::failed_earlier(const CollectiveOp& op) const {
 void CommLoop::fail_group(FailureKind kind,
                           const std::string& message,
                           CollectiveOp* root,
-                          bool notify) {
+                          bool notify,
+                          bool hang_report) {
   const bool first = group_->fail(kind, message);
+  // Both before any waiter hears of the failure: the process may exit then.
+  if (first && hang_report) print_hang_report();
+  if (first && notify) health_.notify_failure(kind, message);
   if (root != nullptr) {
     root->work->finish(group_->make_error(first ? message : failed_earlier(*root)));
   }
   for (auto& op : active_) op->work->finish(group_->make_error(failed_earlier(*op)));
-  if (first && notify) health_.notify_failure(message);
+  // Never handed to MPI: nothing holds them.
+  for (auto& op : unchecked_) op->work->finish(group_->make_error(failed_earlier(*op)));
+  unchecked_.clear();
+}
+
+void CommLoop::print_hang_report() const {
+  const std::string record = group_->recorder.report(Clock::now());
+  std::string report = detail::str("tandem: hang report of ",
+                                   group_->where(),
+                                   ": the process group failed: ",
+                                   group_->failure_message(),
+                                   "\n");
+  report += record.empty()
+                ? detail::str("tandem: ", group_->where(), " had called no collective\n")
+                : detail::str("tandem: the last collectives of ",
+                              group_->where(),
+                              ", oldest first:\n",
+                              record);
+  // One write, so that the launcher does not interleave it with other ranks.
+  std::fputs(report.c_str(), stderr);
+  std::fflush(stderr);
 }
 
 }  // namespace tandem::distributed::detail

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <mpi.h>
@@ -30,6 +32,19 @@ class CommLoop {
 
  private:
   void start(std::unique_ptr<CollectiveOp> op);
+  /// Hands `op` (already in active_) to MPI or its GPU.
+  void begin(CollectiveOp& op);
+  /// MPI refused to start `what` of `op` with error `rc`: fails the group.
+  void start_failed(CollectiveOp& op, std::string_view what, int rc);
+  /// TANDEM_DISTRIBUTED_DEBUG=detail: starts the check of the oldest
+  /// unchecked collective, unless one is being checked.
+  void check_next();
+  /// `op`'s check gathered every rank's signature: runs it, or fails the
+  /// group naming the difference.
+  void check_done(CollectiveOp& op);
+  /// Fails the group if a collective waits for a rank that announced its
+  /// exit before it (Note [Leaving early]).
+  void check_peer_exits();
   /// start() of a CUDA collective (already in active_): launches it, holds
   /// it while its GPU's communicator is being made, or starts making it.
   void start_on_gpu(CollectiveOp& op);
@@ -50,11 +65,15 @@ class CommLoop {
   std::string timeout_message(const CollectiveOp& op) const;
   /// Poisons the group with `message` (if it is the first failure), fails
   /// `root` and every collective still outstanding, and tells the other
-  /// ranks when `notify`.
+  /// ranks when `notify`; prints the hang report first when `hang_report`.
   void fail_group(FailureKind kind,
                   const std::string& message,
                   CollectiveOp* root,
-                  bool notify);
+                  bool notify,
+                  bool hang_report = false);
+  /// Prints this rank's recent collectives to stderr (Note [The hang
+  /// report] in flight_recorder.cpp).
+  void print_hang_report() const;
   std::string failed_earlier(const CollectiveOp& op) const;
 
   Runtime& runtime_;
@@ -64,6 +83,10 @@ class CommLoop {
   /// Started and not yet finished by MPI or the GPU (even if their Work has
   /// failed), in the order they were started.
   std::vector<std::unique_ptr<CollectiveOp>> active_;
+  /// TANDEM_DISTRIBUTED_DEBUG=detail: called, waiting for their check, in
+  /// order; and the one being checked (in active_), or null.
+  std::deque<std::unique_ptr<CollectiveOp>> unchecked_;
+  CollectiveOp* checking_ = nullptr;
   /// The collective that missed its deadline while the status query runs.
   CollectiveOp* timing_out_ = nullptr;
   /// The exit barrier (see Note [Leaving together]) has been started.

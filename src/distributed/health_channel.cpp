@@ -11,10 +11,12 @@ namespace {
 // Message tags; every message starts with kHeaderWords int64 words:
 //   query:   {query id, 0, 0, 0, 0}
 //   status:  {query id, enqueued, started, completed, flags}
-//   failure: {0, 0, 0, 0, 0} followed by the failure's text
+//   failure: {0, kind, 0, 0, 0} followed by the failure's text
+//   exit:    {0, last collective, 0, 0, 0}
 constexpr int kTagQuery = 1;
 constexpr int kTagStatus = 2;
 constexpr int kTagFailure = 3;
+constexpr int kTagExit = 4;
 constexpr int64_t kFlagFailed = 1;
 constexpr int64_t kFlagExiting = 2;
 
@@ -23,7 +25,8 @@ constexpr int64_t kFlagExiting = 2;
 HealthChannel::HealthChannel(GroupState& group)
     : group_(group),
       recv_buffer_(kMaxMessage + kHeaderWords * sizeof(int64_t)),
-      replies_(static_cast<size_t>(group.size)) {}
+      replies_(static_cast<size_t>(group.size)),
+      exits_(static_cast<size_t>(group.size)) {}
 
 bool HealthChannel::open() {
   open_ = MPI_Irecv(recv_buffer_.data(),
@@ -102,9 +105,15 @@ void HealthChannel::dispatch(int source, int tag, int bytes) {
     case kTagFailure:
       if (!peer_failure_) {
         const char* text = recv_buffer_.data() + sizeof(header);
+        const auto kind = header[1] == static_cast<int64_t>(FailureKind::kTimeout)
+                              ? FailureKind::kTimeout
+                              : FailureKind::kBackend;
         peer_failure_ = PeerFailure{
-            source, std::string(text, static_cast<size_t>(bytes) - sizeof(header))};
+            source, kind, std::string(text, static_cast<size_t>(bytes) - sizeof(header))};
       }
+      break;
+    case kTagExit:
+      exits_[static_cast<size_t>(source)] = static_cast<uint64_t>(header[1]);
       break;
     default:
       break;
@@ -153,10 +162,29 @@ bool HealthChannel::query_complete() const {
   return true;
 }
 
-void HealthChannel::notify_failure(const std::string& message) {
+void HealthChannel::notify_failure(FailureKind kind, const std::string& message) {
   for (int r = 0; r < group_.size; ++r) {
-    if (r != group_.rank) send(r, kTagFailure, {0, 0, 0, 0, 0}, message);
+    if (r != group_.rank) {
+      send(r, kTagFailure, {0, static_cast<int64_t>(kind), 0, 0, 0}, message);
+    }
   }
+}
+
+void HealthChannel::notify_exit(uint64_t last) {
+  for (int r = 0; r < group_.size; ++r) {
+    if (r != group_.rank) send(r, kTagExit, {0, static_cast<int64_t>(last), 0, 0, 0});
+  }
+}
+
+std::optional<PeerExit> HealthChannel::exited_before(uint64_t seq) const {
+  std::optional<PeerExit> first;
+  for (size_t r = 0; r < exits_.size(); ++r) {
+    const auto& last = exits_[r];
+    if (last && *last < seq && (!first || *last < first->last)) {
+      first = PeerExit{static_cast<int>(r), *last};
+    }
+  }
+  return first;
 }
 
 bool HealthChannel::close(std::chrono::milliseconds budget) {

@@ -1,8 +1,8 @@
 // The side channel between the ranks' communication threads: status
-// queries (how far has each rank got?) and failure notices (my group
-// failed: fail yours too). Point-to-point, non-blocking, on a duplicate of
-// the group's communicator, so it never mixes with the collectives and
-// never blocks the comm thread. See Note [Naming the missing rank] in
+// queries (how far has each rank got?), failure notices (my group failed:
+// fail yours too) and exit notices (I am leaving after collective #N). Point-to-point,
+// non-blocking, on a duplicate of the group's communicator, so it never mixes with the
+// collectives and never blocks the comm thread. See Note [Naming the missing rank] in
 // comm_loop.cpp. Used by the comm thread only.
 #pragma once
 
@@ -33,7 +33,14 @@ struct PeerStatus {
 /// A failure notice from another rank.
 struct PeerFailure {
   int rank = -1;
+  FailureKind kind = FailureKind::kBackend;  // what failed its group
   std::string message;
+};
+
+/// An exit notice from another rank: it has called its last collective.
+struct PeerExit {
+  int rank = -1;
+  uint64_t last = 0;  // the sequence number of its last collective
 };
 
 class HealthChannel {
@@ -57,7 +64,12 @@ class HealthChannel {
   const std::vector<PeerStatus>& replies() const { return replies_; }
 
   /// Tells every other rank that this group failed with `message`.
-  void notify_failure(const std::string& message);
+  void notify_failure(FailureKind kind, const std::string& message);
+  /// Tells every other rank that this rank leaves after collective `last`.
+  void notify_exit(uint64_t last);
+  /// The rank with the lowest last collective among those that announced
+  /// their exit before collective `seq`; nullopt if none did.
+  std::optional<PeerExit> exited_before(uint64_t seq) const;
 
   /// Cancels the receive and completes the sends within `budget`. False if
   /// something stayed pending (then MPI must not be finalized).
@@ -89,6 +101,8 @@ class HealthChannel {
   int64_t query_id_ = 0;
   std::vector<PeerStatus> replies_;
   std::optional<PeerFailure> peer_failure_;
+  /// Indexed by rank: the last collective of a rank that announced its exit.
+  std::vector<std::optional<uint64_t>> exits_;
 };
 
 }  // namespace tandem::distributed::detail

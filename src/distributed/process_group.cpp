@@ -184,12 +184,17 @@ Work ProcessGroup::allreduce(const Tensor& tensor, const AllreduceOptions& optio
   op->count = static_cast<int>(tensor.numel());
   op->recv = tensor;
   tensor.bump_version();
-  return enqueue(
-      state_,
-      std::move(op),
-      "allreduce",
-      detail::str(" (", options.reduce_op(), ", ", elements(tensor, tensor.numel()), ")"),
-      options.timeout());
+  return enqueue(state_,
+                 std::move(op),
+                 "allreduce",
+                 detail::str(" (",
+                             options.reduce_op(),
+                             ", ",
+                             elements(tensor, tensor.numel()),
+                             options.label().empty() ? "" : ", ",
+                             options.label(),
+                             ")"),
+                 options.timeout());
 }
 
 Work ProcessGroup::broadcast(const Tensor& tensor, const BroadcastOptions& options) {

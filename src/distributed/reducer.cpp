@@ -261,7 +261,9 @@ void Reducer::launch_bucket(size_t b) {
   const int64_t grads = bucket.flat.numel() - (last ? count : 0);
   if (last) write_usage_flags(bucket.flat.narrow(0, grads, count));
   if (!hook_) {
-    bucket.work = group_->allreduce(bucket.flat);
+    bucket.work = group_->allreduce(bucket.flat,
+                                    AllreduceOptions().label(::tandem::detail::str(
+                                        "bucket ", b, " of ", buckets_.size())));
     return;
   }
   nn::GradBucket view{
@@ -273,7 +275,10 @@ void Reducer::launch_bucket(size_t b) {
       "DistributedDataParallel: the communication hook returned an undefined Work "
       "for bucket ",
       b);
-  if (last) usage_work_ = group_->allreduce(bucket.flat.narrow(0, grads, count));
+  if (last) {
+    usage_work_ = group_->allreduce(bucket.flat.narrow(0, grads, count),
+                                    AllreduceOptions().label("parameters used"));
+  }
 }
 
 void Reducer::take_hook_result(size_t b) {

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <utility>
 
+#include "distributed/collective_check.h"
 #include "distributed/comm_loop.h"
 #include "tandem/core/error.h"
 #include "tandem/distributed/errors.h"
@@ -90,9 +91,10 @@ std::shared_ptr<GroupState> Runtime::init(const ProcessGroupOptions& options) {
         "be initialized again in this process");
   }
   const auto timeout = resolve_timeout(options);
+  const bool check_collectives = collective_checks_requested();
   std::unique_lock<std::mutex> lock(mu_);
   state_ = State::kStarting;
-  thread_ = std::thread(&Runtime::thread_main, this, timeout);
+  thread_ = std::thread(&Runtime::thread_main, this, timeout, check_collectives);
   started_cv_.wait(lock, [&] { return state_ != State::kStarting; });
   if (state_ != State::kRunning) {
     lock.unlock();
@@ -104,7 +106,7 @@ std::shared_ptr<GroupState> Runtime::init(const ProcessGroupOptions& options) {
   return world_;
 }
 
-void Runtime::thread_main(std::chrono::milliseconds timeout) {
+void Runtime::thread_main(std::chrono::milliseconds timeout, bool check_collectives) {
   auto fail_start = [&](std::string message, State state) {
     std::lock_guard<std::mutex> lock(mu_);
     start_error_ = std::move(message);
@@ -155,11 +157,16 @@ void Runtime::thread_main(std::chrono::milliseconds timeout) {
 
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm health = MPI_COMM_NULL;
+  MPI_Comm check = MPI_COMM_NULL;
   MPI_Comm local = MPI_COMM_NULL;
   int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   if (rc == MPI_SUCCESS) rc = MPI_Comm_dup(MPI_COMM_WORLD, &health);
+  if (rc == MPI_SUCCESS && check_collectives) rc = MPI_Comm_dup(MPI_COMM_WORLD, &check);
   if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(health, MPI_ERRORS_RETURN);
+  if (rc == MPI_SUCCESS && check_collectives) {
+    rc = MPI_Comm_set_errhandler(check, MPI_ERRORS_RETURN);
+  }
   if (rc == MPI_SUCCESS) {
     rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
   }
@@ -179,7 +186,7 @@ void Runtime::thread_main(std::chrono::milliseconds timeout) {
                           mpi_error_string(rc),
                       State::kStopped);
   }
-  auto group = std::make_shared<GroupState>(rank, size, comm, health, timeout);
+  auto group = std::make_shared<GroupState>(rank, size, comm, health, check, timeout);
   {
     std::lock_guard<std::mutex> lock(mu_);
     world_ = group;
@@ -195,6 +202,7 @@ void Runtime::thread_main(std::chrono::milliseconds timeout) {
   if (clean) {
     MPI_Comm_free(&comm);
     MPI_Comm_free(&health);
+    if (check != MPI_COMM_NULL) MPI_Comm_free(&check);
     if (owns) MPI_Finalize();
   }
 }
@@ -261,6 +269,7 @@ Work Runtime::enqueue(const std::shared_ptr<GroupState>& group,
                                        Clock::now(),
                                        limit);
     op->work = work;
+    group->recorder.called(seq, work->description, work->enqueued);
     requests_.queue.push_back(std::move(op));
   }
   cv_.notify_all();
@@ -329,12 +338,18 @@ void Runtime::abort(int exit_code) {
 
 void Runtime::exit_after_failure(const GroupState& group) {
   std::cout.flush();
+  // A rank that was leaving already, failed by the others because it left
+  // early (Note [Leaving early]): its own program said why it left.
+  const bool left_early =
+      group.exiting.load() && group.failure_kind() == FailureKind::kPeer;
   // One write, so that mpiexec does not interleave other ranks' output.
-  std::cerr << detail::str(
-      "tandem: the process group failed, so this process exits with status "
-      "1 without MPI_Finalize (the launcher then ends the other ranks): ",
-      group.failure_message(),
-      "\n");
+  if (!left_early) {
+    std::cerr << detail::str(
+        "tandem: the process group failed, so this process exits with status "
+        "1 without MPI_Finalize (the launcher then ends the other ranks): ",
+        group.failure_message(),
+        "\n");
+  }
   std::fflush(nullptr);
   std::_Exit(1);
 }

@@ -62,7 +62,7 @@ class Runtime {
 
  private:
   Runtime() = default;
-  void thread_main(std::chrono::milliseconds timeout);
+  void thread_main(std::chrono::milliseconds timeout, bool check_collectives);
   static void at_exit();
   [[noreturn]] static void exit_after_failure(const GroupState& group);
 

@@ -52,17 +52,19 @@ std::string GroupState::failure_message() const {
   return message_;
 }
 
+FailureKind GroupState::failure_kind() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kind_;
+}
+
 std::exception_ptr GroupState::make_error(const std::string& message) const {
-  FailureKind kind;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    kind = kind_;
-  }
-  switch (kind) {
+  switch (failure_kind()) {
     case FailureKind::kTimeout:
       return std::make_exception_ptr(CollectiveTimeoutError(message));
     case FailureKind::kPeer:
       return std::make_exception_ptr(PeerFailureError(message));
+    case FailureKind::kMismatch:
+      return std::make_exception_ptr(CollectiveMismatchError(message));
     case FailureKind::kBackend:
       break;
   }

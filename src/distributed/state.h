@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "distributed/flight_recorder.h"
 #include "distributed/nccl_backend.h"
 #include "tandem/core/error.h"
 #include "tandem/core/tensor.h"
@@ -40,8 +41,10 @@ inline constexpr std::chrono::milliseconds kCommThreadGrace{2000};
 /// "5 s", "2.5 s", "300 ms".
 std::string format_duration(std::chrono::milliseconds d);
 
-/// kBackend: MPI or NCCL reported an error (DistributedError).
-enum class FailureKind { kBackend, kTimeout, kPeer };
+/// kBackend: MPI or NCCL reported an error (DistributedError); kMismatch:
+/// the ranks called different collectives (CollectiveMismatchError, found
+/// by TANDEM_DISTRIBUTED_DEBUG=detail).
+enum class FailureKind { kBackend, kTimeout, kPeer, kMismatch };
 
 /// The first failure of a group poisons it; see Note [Failure is final] in
 /// process_group.h.
@@ -51,17 +54,25 @@ class GroupState {
              int size,
              MPI_Comm comm,
              MPI_Comm health,
+             MPI_Comm check,
              std::chrono::milliseconds timeout)
       : rank(rank),
         size(size),
         comm(comm),
         health(health),
+        check(check),
         timeout_ms_(timeout.count()) {}
 
   const int rank;
   const int size;
   const MPI_Comm comm;    // collectives
   const MPI_Comm health;  // status queries and failure notices (comm_loop.cpp)
+  /// With TANDEM_DISTRIBUTED_DEBUG=detail, the ranks compare each
+  /// collective on this one before running it (Note [Checking collectives]
+  /// in collective_check.cpp); MPI_COMM_NULL otherwise.
+  const MPI_Comm check;
+  /// The last collectives, for the hang report.
+  FlightRecorder recorder;
 
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(timeout_ms_.load(std::memory_order_relaxed));
@@ -75,8 +86,9 @@ class GroupState {
   /// whether this call was the first.
   bool fail(FailureKind kind, const std::string& message);
   bool failed() const { return failed_.load(std::memory_order_acquire); }
-  /// The first failure's message ("" if none).
+  /// The first failure's message ("" if none), and its kind.
   std::string failure_message() const;
+  FailureKind failure_kind() const;
   /// An exception of the first failure's type carrying `message`.
   std::exception_ptr make_error(const std::string& message) const;
   /// The first failure itself, or null.
@@ -153,6 +165,8 @@ enum class OpStage {
   kCommunicator,  // CUDA: `request` shares the id of its GPU's new NCCL communicator
   kHeld,          // CUDA: waits for an earlier collective to make the communicator
                   // (or, after its launch failed, for the end of the process)
+  kCheck,         // TANDEM_DISTRIBUTED_DEBUG=detail: `request` gathers every rank's
+                  // signature of this collective (collective_check.h)
   kGpu,           // CUDA: queued on the GPU's NCCL stream
   kDone           // finished by MPI or the GPU: the comm thread drops it
 };
@@ -180,6 +194,8 @@ struct CollectiveOp {
 
   std::shared_ptr<WorkState> work;
   OpStage stage = OpStage::kMpi;
+  /// kCheck: every rank's signature, gathered.
+  std::vector<int64_t> signatures;
   MPI_Request request = MPI_REQUEST_NULL;
 };
 

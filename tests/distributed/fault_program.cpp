@@ -6,7 +6,8 @@
 // and that no process is left behind.
 //
 // Usage: distributed_fault CASE   (the group's timeout is 2 s, except for
-// case "env", which takes it from TANDEM_DISTRIBUTED_TIMEOUT)
+// case "env", which takes it from TANDEM_DISTRIBUTED_TIMEOUT, and case
+// "early_exit", whose 60 s no failure may wait for)
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -28,6 +29,8 @@ std::string type_of(const std::exception& e) {
   if (dynamic_cast<const dist::CollectiveTimeoutError*>(&e))
     return "CollectiveTimeoutError";
   if (dynamic_cast<const dist::PeerFailureError*>(&e)) return "PeerFailureError";
+  if (dynamic_cast<const dist::CollectiveMismatchError*>(&e))
+    return "CollectiveMismatchError";
   if (dynamic_cast<const dist::DistributedError*>(&e)) return "DistributedError";
   if (dynamic_cast<const tandem::Error*>(&e)) return "Error";
   return "other";
@@ -77,7 +80,11 @@ int main(int argc, char** argv) {
   try {
     // Case "env": the timeout comes from TANDEM_DISTRIBUTED_TIMEOUT.
     auto options = dist::ProcessGroupOptions();
-    if (mode != "env") options.timeout(std::chrono::seconds(2));
+    if (mode == "early_exit") {
+      options.timeout(std::chrono::seconds(60));
+    } else if (mode != "env") {
+      options.timeout(std::chrono::seconds(2));
+    }
     pg = dist::init_process_group(options);
   } catch (const tandem::Error& e) {
     std::cout << "REPORT rank=? event=init_error what=" << e.what() << std::endl;
@@ -145,7 +152,18 @@ int main(int argc, char** argv) {
     third_allreduce(*pg, x);
     return 1;
   }
-  if (mode == "mismatch") {
+  if (mode == "early_exit") {
+    // Rank 1 leaves after #2; rank 0 calls #3 at once, rank 2 a second
+    // later. Neither may wait for the 60 s timeout.
+    if (rank == 1) {
+      report(rank, "leaving");
+      std::exit(3);
+    }
+    if (rank == 2) std::this_thread::sleep_for(std::chrono::seconds(1));
+    third_allreduce(*pg, x);
+    return 1;
+  }
+  if (mode == "mismatch" || mode == "detail_mismatch") {
     // Rank 0 reduces 10 elements, the others 20: MPI cannot match them.
     third_allreduce(*pg, tandem::ones({rank == 0 ? 10 : 20}, tandem::kFloat32));
     return 1;

@@ -88,6 +88,15 @@ def reports(output, event):
     return found
 
 
+def expect_lines(output, patterns):
+    """Each pattern matches the end of a line of the output (mpiexec may glue
+    another rank's unterminated output in front)."""
+    lines = output.splitlines()
+    for pattern in patterns:
+        if not any(re.search(pattern + "$", line) for line in lines):
+            fail(f"no line of the output matches {pattern!r}", output)
+
+
 def expect_report(output, event, rank, types, what, max_elapsed=None):
     got = reports(output, event).get(str(rank))
     if got is None:
@@ -114,8 +123,9 @@ def main():
     args = parser.parse_args()
     flags = [f for f in re.split(r"[;\s]+", args.flags) if f]
 
-    def mpiexec(np):
-        return run([args.mpiexec, args.numproc_flag, str(np), *flags, args.program, args.case])
+    def mpiexec(np, env=None):
+        return run([args.mpiexec, args.numproc_flag, str(np), *flags, args.program, args.case],
+                   env)
 
     def expect_failed_job(rc, output, seconds):
         if rc == 0:
@@ -151,16 +161,47 @@ def main():
             fail("destroy_process_group() after the failure took more than 0.5 s", output)
         if "tandem: the process group failed, so this process exits with status 1" not in output:
             fail("rank 0 did not say why it exits with status 1", output)
+        # The hang report: both ranks print their last collectives.
+        expect_lines(output, [
+            r"tandem: hang report of rank 0 of 2: the process group failed: " + root,
+            r"tandem: the last collectives of rank 0 of 2, oldest first:",
+            r"  allreduce #1 \(sum, 4 float32 elements\): completed in [0-9.]+ m?s",
+            r"  allreduce #3 \(sum, 4 float32 elements\): started [0-9.]+ m?s ago, not completed",
+            r"tandem: hang report of rank 1 of 2: the process group failed: rank 0 of 2 "
+            r"reported: " + root,
+            r"tandem: the last collectives of rank 1 of 2, oldest first:",
+            r"  allreduce #2 \(sum, 4 float32 elements\): completed in [0-9.]+ m?s",
+        ])
         expect_failed_job(rc, output, seconds)
-    elif case == "exit":
+    elif case in ("exit", "early_exit"):
         rc, output, seconds = mpiexec(3)
-        # A rank may also report on the third rank, which can have failed
-        # first (its own deadline passed sooner on a loaded machine).
-        for rank in (0, 2):
-            expect_report(output, "caught", rank, ["CollectiveTimeoutError", "PeerFailureError"],
-                          OP3 + r" .*rank 1 is exiting instead \(its last collective is #2\)"
-                          r"(; .*)?",
-                          RAISE_BOUND)
+        # Ranks 0 and 2 hear rank 1's exit notice, or the other one's failure
+        # notice first. Neither waits for the timeout (2 s; 60 s in
+        # early_exit). Once one has failed and exited, mpiexec may end the
+        # other before it reports.
+        caught = reports(output, "caught")
+        if not caught:
+            fail("neither rank 0 nor rank 2 reported the failure", output)
+        for rank in sorted(caught):
+            expect_report(output, "caught", rank, ["PeerFailureError"],
+                          r"(allreduce: the process group failed earlier: |" + OP3 +
+                          r" failed on rank [02] of 3 because the process group failed: )?"
+                          r"(rank [02] of 3 reported: )?" + OP3 +
+                          r" failed on rank [02] of 3: rank 1 is exiting instead "
+                          r"\(its last collective is #2\)", 2.0)
+        expect_failed_job(rc, output, seconds)
+        if seconds > 10:
+            fail(f"the job took {seconds:.1f} s to end after rank 1 left", output)
+    elif case == "detail_mismatch":
+        env = dict(os.environ, TANDEM_DISTRIBUTED_DEBUG="detail")
+        rc, output, seconds = mpiexec(2, env)
+        for rank, size in ((0, 10), (1, 20)):
+            expect_report(output, "caught", rank, ["CollectiveMismatchError"],
+                          re.escape(f"allreduce #3 (sum, {size} float32 elements) on rank "
+                                    f"{rank} of 2: the ranks call different collectives as #3 "
+                                    "(found by TANDEM_DISTRIBUTED_DEBUG=detail): rank 0 calls "
+                                    "allreduce (sum, 10 float32 elements); rank 1 calls "
+                                    "allreduce (sum, 20 float32 elements)"), 1.0)
         expect_failed_job(rc, output, seconds)
     elif case in ("kill", "throw"):
         # mpiexec sees rank 1 die and ends the job, usually before the
@@ -196,6 +237,13 @@ def main():
         if rc != 0:
             fail(f"TANDEM_DISTRIBUTED_TIMEOUT=2.5: exit status {rc}, expected 0", output)
         expect_report(output, "timeout", 0, None, "2500 ms")
+        env = dict(os.environ, TANDEM_DISTRIBUTED_DEBUG="verbose")
+        rc, output, _ = run([args.program, "env"], env)
+        if rc != 2:
+            fail(f"TANDEM_DISTRIBUTED_DEBUG=verbose: exit status {rc}, expected 2", output)
+        expect_report(output, "init_error", "?", None, re.escape(
+            'init_process_group: TANDEM_DISTRIBUTED_DEBUG must be "off" or "detail" (check '
+            'every collective across the ranks before running it), got "verbose"'))
     else:
         fail(f"unknown case {case!r}")
     print(f"PASS: {case}")

@@ -39,6 +39,15 @@ class PeerFailureError : public DistributedError {
   using DistributedError::DistributedError;
 };
 
+/// With TANDEM_DISTRIBUTED_DEBUG=detail, the ranks compared a collective
+/// before running it and found that they call different ones (another
+/// operation, dtype, element count or root); every rank raises it, naming
+/// each rank's call.
+class CollectiveMismatchError : public DistributedError {
+ public:
+  using DistributedError::DistributedError;
+};
+
 /// DistributedDataParallel's construction found that the ranks wrap
 /// different models; every rank raises it, naming the first difference.
 class ModelMismatchError : public DistributedError {

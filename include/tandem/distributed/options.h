@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <ostream>
+#include <string>
 #include <string_view>
 
 namespace tandem::distributed {
@@ -44,12 +45,20 @@ class AllreduceOptions {
     timeout_ = value;
     return *this;
   }
+  /// What the call is for, in its errors and the hang report:
+  /// "allreduce #7 (sum, 1024 float32 elements, bucket 2 of 5)".
+  AllreduceOptions& label(std::string value) {
+    label_ = std::move(value);
+    return *this;
+  }
   ReduceOp reduce_op() const { return reduce_op_; }
   std::optional<std::chrono::milliseconds> timeout() const { return timeout_; }
+  const std::string& label() const { return label_; }
 
  private:
   ReduceOp reduce_op_ = ReduceOp::SUM;
   std::optional<std::chrono::milliseconds> timeout_;
+  std::string label_;
 };
 
 class BroadcastOptions {
