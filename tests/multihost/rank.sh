@@ -16,4 +16,10 @@ trap 'terminated=1' TERM
 status=$?
 printf '%s %s %s %s\n' "$rank" "$status" "$(date +%s.%N)" "$(hostname)" \
   >"$dir/rank.$rank.status.tmp" && mv "$dir/rank.$rank.status.tmp" "$dir/rank.$rank.status"
+if [ "$status" -gt 128 ] && [ "$status" -lt 160 ]; then
+  # Killed by a signal: end the same way, so mpirun reports the signal
+  # ("process rank 1 ... exited on signal 9 (Killed)") as without rank.sh.
+  trap - TERM
+  kill -s "$((status - 128))" $$
+fi
 exit $status

@@ -15,9 +15,10 @@ replacement), everything over TCP on 10.231.7.0/24 only (the MPI traffic,
   stop            the same with rank 1 SIGSTOPped (a hung machine);
   cut             h1's link set down mid-training (in an allreduce): the
                   same, and the errors say the peer did not answer;
-  resume          a run cut after its first checkpoint, then --resume from
-                  that checkpoint (the same flags) across the same machines,
-                  ends with the checkpoint of an uncut run.
+  resume, resume3 a run across 2 (3) machines cut after its first
+                  checkpoint, then --resume from that checkpoint (the same
+                  flags) across the same machines, ends with the checkpoint
+                  of an uncut run.
 
 It needs root and network namespaces; without them it prints why and exits
 77 (ctest's SKIP_RETURN_CODE). The namespaces are made per case and
@@ -54,10 +55,9 @@ LOCK = "/run/lock/tandem-multihost.lock"
 
 TIMEOUT = 3.0            # TANDEM_DISTRIBUTED_TIMEOUT in the failure cases
 RANK_BOUND = TIMEOUT + 5  # every rank has exited this long after the fault
-JOB_BOUND = 20.0         # mpirun has exited, and with it every daemon
-DEADLINE = 90.0          # any job is killed after this
-COMMON = ["--model", "mlp", "--batch-size", "64", "--seed", "5", "--lr-schedule", "constant",
-          "--workers", "1"]
+JOB_BOUND = 30.0         # mpirun has exited, and with it every daemon
+DEADLINE = 40.0          # any job is killed after this
+COMMON = ["--model", "mlp", "--batch-size", "64", "--seed", "5", "--lr-schedule", "constant"]
 
 
 class Failure(Exception):
@@ -169,26 +169,28 @@ def in_netns(name, *command):
     return ["ip", "netns", "exec", name, *command]
 
 
-def quiet_namespace(name):
+def quiet_namespace(name, tcp_retries):
     """No IPv6 (no link-local addresses, neighbour discovery or router
-    solicitations), lo up; TCP gives up on an unanswered peer within
-    seconds rather than 15 minutes (tcp_retries2, per namespace), so the
-    daemons of a cut machine notice too."""
+    solicitations), lo up; TCP gives up on an unanswered peer after
+    `tcp_retries` retransmissions (tcp_retries2, per namespace; 5: about
+    12.6 s on these links, rather than Linux's 15 minutes), so the daemons
+    of a cut machine notice too and mpirun ends."""
     subprocess.run(in_netns(name, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
-                            "net.ipv6.conf.default.disable_ipv6=1", "net.ipv4.tcp_retries2=4"),
+                            "net.ipv6.conf.default.disable_ipv6=1",
+                            f"net.ipv4.tcp_retries2={tcp_retries}"),
                    check=True, capture_output=True, timeout=20)
     ip("-n", name, "link", "set", "lo", "up")
 
 
-def make_network(count):
+def make_network(count, tcp_retries=5):
     remove_network()
     ip("netns", "add", SWITCH)
-    quiet_namespace(SWITCH)
+    quiet_namespace(SWITCH, tcp_retries)
     ip("-n", SWITCH, "link", "add", BRIDGE, "type", "bridge")
     ip("-n", SWITCH, "link", "set", BRIDGE, "up")
     for k in range(count):
         ip("netns", "add", machine(k))
-        quiet_namespace(machine(k))
+        quiet_namespace(machine(k), tcp_retries)
         # "h<k>" in the switch's namespace, "net0" in the machine's.
         ip("-n", SWITCH, "link", "add", f"h{k}", "type", "veth", "peer", "name", "net0",
            "netns", machine(k))
@@ -197,8 +199,13 @@ def make_network(count):
         ip("-n", machine(k), "link", "set", "net0", "up")
 
 
-def set_link(k, state):
+def set_link(k, state, machines=0):
     ip("-n", SWITCH, "link", "set", f"h{k}", state)
+    if state == "up":
+        # The ARP lookups that failed while the link was down are cached as
+        # failed: a connect() right after would get "No route to host".
+        for j in range(machines):
+            ip("-n", machine(j), "neigh", "flush", "all")
 
 
 # ---- jobs ----
@@ -227,9 +234,10 @@ class Job:
         try:
             self.proc.wait(timeout=max(0.0, self.start + seconds - time.monotonic()))
         except subprocess.TimeoutExpired:
+            alive = describe(processes_in(our_namespaces()))
             self.kill()
-            fail(f"{self.name}: mpirun did not end within {seconds:.0f} s (killed)",
-                 self.output())
+            fail(f"{self.name}: mpirun did not end within {seconds:.0f} s (killed); alive "
+                 f"then in the namespaces:\n{alive}", self.output())
         self.poll()
         return self.proc.returncode
 
@@ -412,15 +420,21 @@ def watch_fault(h, job, fault_time, machines, what):
     names = [machine(k) for k in range(machines)]
     last_rank_seen = fault_time
     deadline = fault_time + JOB_BOUND
+    job.gone = {}  # machine: seconds after the fault its tandem process was last seen
     while job.poll() is None and time.time() < deadline:
-        if any(comm == "tandem" for _, comm in processes_in(names).values()):
-            last_rank_seen = time.time()
+        now = time.time()
+        alive = {name for name, comm in processes_in(names).values() if comm == "tandem"}
+        if alive:
+            last_rank_seen = now
+        for name in alive:
+            job.gone[name] = now - fault_time
         time.sleep(0.05)
     if job.poll() is None:
-        left = processes_in(our_namespaces())
+        left = describe(processes_in(our_namespaces()))
         job.kill()
         fail(f"{what}: mpirun still running {JOB_BOUND:.0f} s after the fault (killed); "
-             f"alive then:\n{describe(left)}", job.output())
+             f"tandem processes last seen (s after the fault): {seen(job)}; alive then:\n"
+             f"{left}", job.output())
     job_seconds = time.time() - fault_time
     if any(comm == "tandem" for _, comm in processes_in(names).values()):
         last_rank_seen = time.time()
@@ -456,8 +470,13 @@ def format_statuses(statuses, fault_time, np):
             status, end, host = statuses[rank]
             parts.append(f"rank {rank} ({host}) exit {status} at +{end - fault_time:.2f} s")
         else:
-            parts.append(f"rank {rank}: killed with its wrapper by Open MPI (no status)")
+            parts.append(f"rank {rank}: ended by Open MPI's SIGKILL, its wrapper too "
+                         "(no status)")
     return "; ".join(parts)
+
+
+def seen(job):
+    return ", ".join(f"{name} +{t:.2f}" for name, t in sorted(job.gone.items()))
 
 
 def names_rank(output, rank):
@@ -483,6 +502,7 @@ def case_process_fault(h, signum):
     print(output)
     print(f"rank 1 on {machine(1)} sent {signal.Signals(signum).name}: "
           f"{format_statuses(statuses, fault_time, machines)}")
+    print(f"tandem processes last seen (s after the signal): {seen(job)}")
     print(f"last rank ended {rank_s:.2f} s after the signal (bound {RANK_BOUND:.0f} s), "
           f"mpirun exit {job.proc.returncode} after {job_s:.2f} s, nothing left in any "
           "namespace")
@@ -507,6 +527,7 @@ def cut(h, machines, name, checkpoint):
                  output)
     print(output)
     print(f"link of {machine(1)} set down: {format_statuses(statuses, fault_time, machines)}")
+    print(f"tandem processes last seen (s after the cut): {seen(job)}")
     print(f"last rank ended {rank_s:.2f} s after the cut (bound {RANK_BOUND:.0f} s), mpirun "
           f"exit {job.proc.returncode} after {job_s:.2f} s, nothing left in any namespace")
     return job
@@ -517,8 +538,15 @@ def case_cut(h):
     cut(h, 3, "cut", os.path.join(h.work, "cut.safetensors"))
 
 
-def case_resume(h):
-    machines = 3
+def case_cut_tcp_error(h):
+    """The cut with TCP giving up after 1 retransmission (about 0.6 s):
+    Open MPI's TCP transport reports the broken connection before tandem's
+    deadline passes."""
+    make_network(3, tcp_retries=1)
+    cut(h, 3, "cut_tcp_error", os.path.join(h.work, "cut.safetensors"))
+
+
+def case_resume(h, machines):
     make_network(machines)
     epochs = ["--batch-size", "16", "--epochs", "3"]
     args = ["train", "--data", h.data, *COMMON, *epochs]
@@ -535,17 +563,36 @@ def case_resume(h):
         time.sleep(0.01)
     fault_time = time.time()
     set_link(1, "down")
+    with open(checkpoint, "rb") as f:
+        first = f.read()
     statuses, rank_s, _ = watch_fault(h, job, fault_time, machines, "cut before resume")
     print(f"cut after the first checkpoint: {format_statuses(statuses, fault_time, machines)}")
     with open(checkpoint, "rb") as f:
         cut_bytes = f.read()
-    set_link(1, "up")
+    print("the checkpoint is " + ("still the first epoch's" if cut_bytes == first else
+                                  "no longer the first epoch's: rewritten after the cut"))
+    set_link(1, "up", machines)
     resumed_job, resumed_s = h.run(machines, machines,
                                    ["train", "--resume", checkpoint, "--data", h.data, *COMMON,
                                     *epochs, "--checkpoint", checkpoint], "resumed")
     if open(checkpoint, "rb").read() == cut_bytes:
         fail("resume: the checkpoint did not change", resumed_job.output())
-    count, same_bytes = compare_checkpoints(straight, checkpoint, "resumed vs uncut")
+    try:
+        count, same_bytes = compare_checkpoints(straight, checkpoint, "resumed vs uncut")
+    except Failure as e:
+        # Is it the network, or resume itself? The same resume on one machine.
+        again = os.path.join(h.work, "resumed-one-machine.safetensors")
+        with open(again, "wb") as f:
+            f.write(cut_bytes)
+        h.run(1, machines, ["train", "--resume", again, "--data", h.data, *COMMON, *epochs,
+                            "--checkpoint", again], "resumed-one-machine")
+        try:
+            compare_checkpoints(straight, again, "")
+            where = "but the same resume on one machine ends equal: the network's doing"
+        except Failure:
+            where = (f"and so does the same resume with {machines} processes on one machine: "
+                     f"resume with {machines} processes is not exact yet, not a network matter")
+        fail(f"{e}; {where}", resumed_job.output())
     print(f"resumed across {machines} machines from the checkpoint written before the cut: "
           f"all {count} tensors bitwise those of the uncut run; files "
           f"{'byte-identical' if same_bytes else 'differ outside the tensors'} "
@@ -558,7 +605,9 @@ CASES = {
     "kill": lambda h: case_process_fault(h, signal.SIGKILL),
     "stop": lambda h: case_process_fault(h, signal.SIGSTOP),
     "cut": case_cut,
-    "resume": case_resume,
+    "cut_tcp_error": case_cut_tcp_error,
+    "resume": lambda h: case_resume(h, 2),
+    "resume3": lambda h: case_resume(h, 3),
 }
 
 
@@ -615,7 +664,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tandem-multihost.") as work:
         os.chmod(work, 0o755)
         try:
-            if args.case in ("kill", "stop", "cut", "resume"):
+            if args.case not in ("train2", "train3"):
                 os.environ["TANDEM_DISTRIBUTED_TIMEOUT"] = str(TIMEOUT)
             harness = Harness(args, work)
             start = time.monotonic()
