@@ -327,7 +327,11 @@ class Harness:
         seconds = job.end - job.start
         if rc != expect:
             fail(f"{name}: mpirun exit {rc}, expected {expect}", job.output())
-        left = processes_in(our_namespaces())
+        for _ in range(30):  # up to 3 s for the daemons to finish exiting
+            left = processes_in(our_namespaces())
+            if not left:
+                break
+            time.sleep(0.1)
         if left:
             fail(f"{name}: processes left after mpirun exited:\n{describe(left)}", job.output())
         return job, seconds
