@@ -33,9 +33,11 @@ int main() {
   const int64_t samples = 101, begin = samples * rank / size,
                 end = samples * (rank + 1) / size;
   const Tensor inputs = randn({samples, 10}), targets = randn({samples, 5});
-  data::Loader loader(data::TensorDataset(inputs.narrow(0, begin, end - begin),
-                                          targets.narrow(0, begin, end - begin)),
-                      data::LoaderOptions().batch_size(5).shuffle(true).seed(0));
+  auto loader = data::make_data_loader(
+      data::TensorDataset(inputs.narrow(0, begin, end - begin),
+                          targets.narrow(0, begin, end - begin)),
+      data::samplers::RandomSampler(static_cast<size_t>(end - begin), /*seed=*/0),
+      data::DataLoaderOptions().batch_size(5));
   manual_seed(rank);  // different initial weights: DDP broadcasts rank 0's
   ToyModel model;
   nn::DistributedDataParallel ddp(model);
@@ -46,7 +48,7 @@ int main() {
   {
     nn::Join join(ddp);  // ranks may have different numbers of batches
     for (int64_t epoch = 0; epoch < 3; ++epoch) {
-      for (const data::Batch& batch : loader.epoch(epoch)) {
+      for (const data::Batch& batch : loader->epoch(epoch)) {
         optimizer.zero_grad();
         const Tensor loss = mse_loss(ddp(batch.data), batch.target);
         loss.backward();  // gradients averaged across the ranks here

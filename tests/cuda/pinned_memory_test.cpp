@@ -208,10 +208,11 @@ TEST_F(CudaPinnedMemory, ScatterFromPinnedMemoryIsRightAndDifferentiable) {
 TEST_F(CudaPinnedMemory, LoadersPinTheirBatches) {
   using data::data_testing::counting_tensors;
   using data::data_testing::CountingDataset;
-  data::Loader loader(counting_tensors(20),
-                      data::LoaderOptions().batch_size(6).workers(2).pin_memory(true));
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(
+      counting_tensors(20),
+      data::DataLoaderOptions().batch_size(6).workers(2).pin_memory(true));
   int64_t rows = 0;
-  for (const data::Batch& batch : loader.epoch(0)) {
+  for (const data::Batch& batch : loader->epoch(0)) {
     EXPECT_TRUE(batch.data.is_pinned());
     EXPECT_TRUE(batch.target.is_pinned());
     const Tensor target = batch.target.to(device_under_test(), /*non_blocking=*/true);

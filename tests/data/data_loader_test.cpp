@@ -1,11 +1,13 @@
 // The LibTorch-shaped API: make_data_loader over MNIST with Normalize and
-// Stack, the default RandomSampler, unstacked batches, the seed tutorial's
-// RandomDataset, worker-count independence, failures and early exits.
+// Stack, the default RandomSampler, unstacked batches, collated
+// TensorDatasets, the seed tutorial's RandomDataset, worker-count
+// independence, failures and early exits.
 #include "tandem/data/data_loader.h"
 
 #include <gtest/gtest.h>
 
 #include "data/idx_testing.h"
+#include "data/loader_testing.h"
 #include "data/test_datasets.h"
 #include "support/tensor_testing.h"
 
@@ -47,12 +49,7 @@ TEST(DataLoaderTest, MnistWithNormalizeAndStackAsInLibTorch) {
 // The examples of one pass, in order (targets of counting data).
 template <typename Loader>
 std::vector<int64_t> pass_indices(Loader& loader) {
-  std::vector<int64_t> out;
-  for (auto& batch : loader) {
-    for (int64_t i = 0; i < batch.target.size(0); ++i)
-      out.push_back(batch.target[i].template item<int64_t>());
-  }
-  return out;
+  return data_testing::indices_of(data_testing::collect(loader));
 }
 
 TEST(DataLoaderTest, DefaultRandomSamplerReshufflesEachPass) {
@@ -69,11 +66,24 @@ TEST(DataLoaderTest, DefaultRandomSamplerReshufflesEachPass) {
 }
 
 TEST(DataLoaderTest, WithoutStackABatchIsAVectorOfExamples) {
-  auto loader = make_data_loader<samplers::SequentialSampler>(counting_tensors(5),
+  auto loader = make_data_loader<samplers::SequentialSampler>(CountingDataset(5),
                                                               DataLoaderOptions(2));
   std::vector<size_t> sizes;
   for (std::vector<Example<>>& batch : *loader) sizes.push_back(batch.size());
   EXPECT_EQ(sizes, std::vector<size_t>({2, 2, 1}));
+}
+
+TEST(DataLoaderTest, ATensorDatasetComesCollatedAsPyTorchsDoes) {
+  // DataLoader(TensorDataset(x, y), batch_size=2) gives [x_batch, y_batch].
+  auto loader = make_data_loader<samplers::SequentialSampler>(counting_tensors(5),
+                                                              DataLoaderOptions(2));
+  std::vector<int64_t> indices;
+  for (Batch& batch : *loader) {
+    EXPECT_EQ(batch.data.sizes(), IntList({batch.global_size, 2}));
+    indices.push_back(batch.index);
+  }
+  EXPECT_EQ(indices, std::vector<int64_t>({0, 1, 2}));
+  EXPECT_EQ(pass_indices(*loader), std::vector<int64_t>({0, 1, 2, 3, 4}));
 }
 
 TEST(DataLoaderTest, SeedTutorialRandomDataset) {

@@ -1,23 +1,25 @@
-// The loaders' pin_memory option: with a GPU every batch's tensors are
+// The DataLoader's pin_memory option: with a GPU every batch's tensors are
 // pinned; without one, the loader warns once, when it is made, and gives
-// the same batches as without the option (as PyTorch's DataLoader).
+// the same batches as without the option (as PyTorch's DataLoader), by
+// epoch number or by passes over the loader.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "data/loader_testing.h"
 #include "data/test_datasets.h"
 #include "support/tensor_testing.h"
 #include "tandem/core/cuda.h"
 #include "tandem/core/warning.h"
 #include "tandem/data/data_loader.h"
-#include "tandem/data/loader.h"
 
 namespace tandem::data {
 namespace {
 
 using data_testing::counting_tensors;
 using data_testing::CountingDataset;
+using data_testing::shuffled;
 using tandem::testing::all_close;
 
 // Collects the warnings issued while it lives.
@@ -61,19 +63,19 @@ void expect_same_tensor(const Tensor& got, const Tensor& want, const std::string
   EXPECT_FALSE(want.is_pinned()) << what;
 }
 
-TEST(PinMemoryLoader, SameBatchesPinnedWithAGpuAndOneWarningWithout) {
-  for (int64_t workers : {0, 2}) {
-    const LoaderOptions options =
-        LoaderOptions().batch_size(4).shuffle(true).seed(7).workers(workers);
+TEST(PinMemoryLoader, SameEpochsPinnedWithAGpuAndOneWarningWithout) {
+  for (size_t workers : {0, 2}) {
+    const DataLoaderOptions options = DataLoaderOptions().batch_size(4).workers(workers);
     WarningLog log;
-    Loader plain(counting_tensors(10), options);
-    Loader pinned(counting_tensors(10), LoaderOptions(options).pin_memory(true));
-    EXPECT_TRUE(pinned.options().pin_memory());
+    auto plain = shuffled(counting_tensors(10), 7, options);
+    auto pinned =
+        shuffled(counting_tensors(10), 7, DataLoaderOptions(options).pin_memory(true));
+    EXPECT_TRUE(pinned->options().pin_memory());
     for (int64_t epoch = 0; epoch < 2; ++epoch) {
       std::vector<Batch> want;
-      for (const Batch& batch : plain.epoch(epoch)) want.push_back(batch);
+      for (const Batch& batch : plain->epoch(epoch)) want.push_back(batch);
       size_t b = 0;
-      for (const Batch& batch : pinned.epoch(epoch)) {
+      for (const Batch& batch : pinned->epoch(epoch)) {
         ASSERT_LT(b, want.size());
         const std::string what = "workers " + std::to_string(workers) + ", epoch " +
                                  std::to_string(epoch) + ", batch " + std::to_string(b);
@@ -84,11 +86,11 @@ TEST(PinMemoryLoader, SameBatchesPinnedWithAGpuAndOneWarningWithout) {
       }
       EXPECT_EQ(b, want.size());
     }
-    expect_warned_once_without_a_gpu(log, "Loader");  // once for two epochs
+    expect_warned_once_without_a_gpu(log, "DataLoader");  // once for two epochs
   }
 }
 
-TEST(PinMemoryLoader, DataLoaderSameBatchesPinnedWithAGpuAndOneWarningWithout) {
+TEST(PinMemoryLoader, SamePassesPinnedWithAGpuAndOneWarningWithout) {
   WarningLog log;
   const auto options = DataLoaderOptions().batch_size(3).workers(2);
   auto plain = make_data_loader<samplers::SequentialSampler>(

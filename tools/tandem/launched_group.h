@@ -18,7 +18,7 @@ std::shared_ptr<distributed::ProcessGroup> launched_group();
 
 /// This process's consecutive part of `rows` rows: `group`'s size parts
 /// whose sizes differ by at most one, the larger first (torch.tensor_split),
-/// as the Loader's shard option splits a batch. All rows without a group.
+/// as DataLoaderOptions::shard splits a batch. All rows without a group.
 struct RowRange {
   int64_t begin = 0;
   int64_t length = 0;

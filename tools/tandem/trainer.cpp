@@ -19,7 +19,7 @@
 #include "progress.h"
 #include "tandem/core/error.h"
 #include "tandem/core/generator.h"
-#include "tandem/data/loader.h"
+#include "tandem/data/data_loader.h"
 #include "tandem/data/tensor_dataset.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/loss.h"
@@ -96,12 +96,11 @@ class Run {
         make_optimizer(config.optimizer, model_->model()->parameters(), config.lr);
     train_ = load_split(config.data_dir, /*train=*/true);
     test_ = load_split(config.data_dir, /*train=*/false);
-    loader_ = std::make_unique<data::Loader>(
+    loader_ = data::make_data_loader(
         data::TensorDataset(train_.images, train_.targets),
-        data::LoaderOptions()
+        data::samplers::RandomSampler(train_.images.size(0), config.seed),
+        data::DataLoaderOptions()
             .batch_size(config.batch_size)
-            .shuffle(true)
-            .seed(config.seed)
             .workers(config.workers)
             // Workers pin the batches; train_step copies them non_blocking.
             .pin_memory(model_->output_device().is_cuda())
@@ -343,7 +342,8 @@ class Run {
   std::unique_ptr<ModelOnDevices> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   ImageSplit train_, test_;
-  std::unique_ptr<data::Loader> loader_;
+  std::unique_ptr<data::DataLoader<data::TensorDataset, data::samplers::RandomSampler>>
+      loader_;
   Position position_;
   std::optional<EpochProgress> progress_;
   std::chrono::steady_clock::time_point epoch_start_;

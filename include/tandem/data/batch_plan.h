@@ -1,4 +1,4 @@
-// How a pass's index order splits into batches, for both loaders: batch b
+// How a pass's index order splits into batches for the DataLoader: batch b
 // holds positions [b * batch_size, (b + 1) * batch_size) of the order; the
 // last batch is shorter, or left out with drop_last. A sharded loader takes
 // split(batch(b), index, count) of each batch: the batch's positions split as

@@ -1,6 +1,6 @@
-// The machinery both data loaders share: batches made on worker threads,
-// handed to the consumer strictly in order, with a bounded number made
-// ahead. Loaders use it; programs use the loaders.
+// The DataLoader's engine: batches made on worker threads, handed to the
+// consumer strictly in order, with a bounded number made ahead. The
+// DataLoader uses it; programs use the DataLoader.
 //
 //   detail::BatchStream<Example<>> stream(/*first=*/0, /*last=*/n, /*workers=*/2,
 //       /*capacity=*/4, [&](size_t worker, size_t batch) { return make(batch); });

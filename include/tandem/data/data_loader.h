@@ -1,5 +1,7 @@
-// The data loader with LibTorch's shape, so LibTorch programs port by
-// renaming torch:: to tandem::.
+// The data loader, with LibTorch's shape, so LibTorch programs port by
+// renaming torch:: to tandem::, and with what training programs need:
+// epochs by number, resumable mid-epoch, and global batches split between
+// the ranks of a distributed run.
 //
 //   auto dataset = tandem::data::datasets::MNIST(root)
 //                      .map(tandem::data::transforms::Normalize<>(0.1307, 0.3081))
@@ -9,29 +11,49 @@
 //       std::move(dataset), tandem::data::DataLoaderOptions().batch_size(64).workers(2));
 //   for (auto& batch : *loader) train_step(batch.data, batch.target);
 //
-// Each `for` over the loader is one pass: begin() starts the sampler's next
-// epoch (a RandomSampler reshuffles) and ends any pass in progress. With
-// workers > 0, batches are made on that many threads (each with its own
-// copy of the dataset), at most max_jobs ahead; they arrive in order and
-// are the same whatever the worker count (Note [Deterministic batches]).
-// With pin_memory(true) the workers put each batch's tensors in pinned
-// memory (tandem/data/pin_memory.h). A batch that fails throws in the
-// loop, naming the batch. Leaving the loop early, or destroying the loader
-// mid-pass, stops the workers.
+//   using namespace tandem::data;
+//   auto train = make_data_loader(TensorDataset(images, labels),
+//                                 samplers::RandomSampler(images.size(0), /*seed=*/42),
+//                                 DataLoaderOptions().batch_size(256).workers(2)
+//                                     .shard(rank, world_size));
+//   for (int64_t epoch = first_epoch; epoch < epochs; ++epoch) {
+//     const int64_t start = epoch == first_epoch ? first_batch : 0;  // resume
+//     for (const Batch& batch : train->epoch(epoch, start)) {
+//       step(batch.data, batch.target);  // this rank's part of 256 rows
+//       // a checkpoint saved here resumes at (epoch, batch.index + 1)
+//     }
+//   }
 //
-// For new code, tandem::data::Loader (loader.h) is simpler and resumable.
+// epoch(e, start_batch) runs epoch e of the sampler (a RandomSampler
+// shuffles by (seed, e)) from batch start_batch; a `for` over the loader
+// itself runs the sampler's next epoch (0, 1, ...; set_epoch picks one),
+// as in LibTorch. The batches of an epoch are a pure function of the
+// sampler and the epoch: the same on every run and for any number of
+// workers (Note [Deterministic batches]), so (epoch, next batch index) is
+// all a checkpoint needs. A batch is what the dataset's get_batch gives,
+// except that a TensorDataset is gathered in one index_select per tensor,
+// and a batch that is one Example<> comes as a Batch (batch.h), which also
+// knows its index and global size. With workers > 0, batches are made on
+// that many threads (each with its own copy of the dataset), at most
+// max_jobs ahead; with pin_memory(true) the workers pin them
+// (pin_memory.h). A batch that fails throws in the loop, naming the batch.
+// One epoch runs at a time: starting one ends the one in progress, and
+// leaving a loop early, or destroying the loader, stops the workers.
 #pragma once
 
 #include <algorithm>
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "tandem/core/error.h"
+#include "tandem/data/batch.h"
 #include "tandem/data/batch_plan.h"
 #include "tandem/data/batch_stream.h"
 #include "tandem/data/pin_memory.h"
@@ -65,6 +87,22 @@ class DataLoaderOptions {
     drop_last_ = value;
     return *this;
   }
+  /// Load only part `index` of `count` of every batch: the batch's rows (the
+  /// same batches as without sharding, same num_batches) split into `count`
+  /// consecutive parts whose sizes differ by at most one, the larger ones
+  /// first (as torch.tensor_split). Each rank of a distributed run takes its
+  /// own part, so the ranks' parts together are the unsharded batch, and a
+  /// rank reads only its own examples. A batch of fewer than `count` rows
+  /// leaves the last shards with 0 rows: data and target of shape [0, ...]
+  /// (read from one example of the batch, since a dataset cannot be asked
+  /// for 0 rows). Unlike a samplers::DistributedSampler, which gives each
+  /// replica its own batches of batch_size rows, this keeps batch_size the
+  /// global batch size.
+  DataLoaderOptions& shard(size_t index, size_t count) {
+    shard_index_ = index;
+    shard_count_ = count;
+    return *this;
+  }
 
   /// Batches with their tensors in pinned memory, pinned by the workers, so
   /// that copies to a GPU can be non_blocking (PyTorch's DataLoader option;
@@ -79,6 +117,8 @@ class DataLoaderOptions {
   size_t workers() const { return workers_; }
   size_t max_jobs() const { return max_jobs_.value_or(2 * workers_); }
   bool drop_last() const { return drop_last_; }
+  size_t shard_index() const { return shard_index_; }
+  size_t shard_count() const { return shard_count_; }
   bool pin_memory() const { return pin_memory_; }
 
  private:
@@ -86,87 +126,197 @@ class DataLoaderOptions {
   size_t workers_ = 0;
   std::optional<size_t> max_jobs_;
   bool drop_last_ = false;
+  size_t shard_index_ = 0;
+  size_t shard_count_ = 1;
   bool pin_memory_ = false;
 };
 
+namespace detail {
+
+/// Refuse options no loader can run with, naming the option.
+void check_options(const DataLoaderOptions& options);
+/// Refuse a sampler made for another size than the dataset's.
+void check_sampler_size(size_t sampler_size, std::optional<size_t> dataset_size);
+/// Refuse an epoch below 0 or a start outside [0, num_batches].
+void check_epoch(int64_t epoch, int64_t start_batch, size_t num_batches);
+
+/// The examples at `indices`: a dataset that can gather them in one go
+/// (TensorDataset::gather, one index_select per tensor) does; any other
+/// answers get_batch.
+template <typename Dataset>
+auto read_batch(Dataset& dataset, std::span<const size_t> indices) {
+  if constexpr (requires { dataset.gather(indices); }) {
+    return dataset.gather(indices);
+  } else {
+    return dataset.get_batch(indices);
+  }
+}
+
+/// The examples of `part`, a shard of batch `whole`. A batch of rows of no
+/// examples has no shape (a stacked batch of none), so an empty part reads
+/// the batch's first example and keeps none of its rows.
+template <typename Dataset>
+auto read_part(Dataset& dataset,
+               std::span<const size_t> whole,
+               std::span<const size_t> part) {
+  if constexpr (kHasRows<decltype(read_batch(dataset, part))>) {
+    if (part.empty()) return without_rows(read_batch(dataset, whole.first(1)));
+  }
+  return read_batch(dataset, part);
+}
+
+}  // namespace detail
+
 template <typename Dataset, typename Sampler>
-class StatelessDataLoader {
+class DataLoader {
  public:
-  using BatchType = typename Dataset::BatchType;
+  using BatchType = decltype(detail::to_loader_batch(
+      detail::read_batch(std::declval<Dataset&>(), std::span<const size_t>()), 0, 0));
   using Iterator = typename detail::BatchStream<BatchType>::Iterator;
 
-  StatelessDataLoader(Dataset dataset, Sampler sampler, DataLoaderOptions options)
+  /// The batches of one epoch (see DataLoader::epoch).
+  class EpochRange {
+   public:
+    Iterator begin() { return stream_->begin(); }
+    Iterator end() { return stream_->end(); }
+
+   private:
+    friend class DataLoader;
+    explicit EpochRange(detail::BatchStream<BatchType>* stream) : stream_(stream) {}
+    detail::BatchStream<BatchType>* stream_;
+  };
+
+  DataLoader(Dataset dataset, Sampler sampler, DataLoaderOptions options)
       : sampler_(std::move(sampler)), options_(options) {
-    TANDEM_CHECK(options_.batch_size() > 0, "data loader: batch_size must be positive");
-    TANDEM_CHECK(options_.workers() == 0 || options_.max_jobs() > 0,
-                 "data loader: max_jobs must be positive when there are workers");
+    detail::check_options(options_);
+    detail::check_sampler_size(sampler_.dataset_size(), dataset.size());
     pin_ = options_.pin_memory() && detail::pin_memory_usable("DataLoader");
     // One copy per worker, so no two threads call get() on one object.
-    const size_t copies = std::max<size_t>(options_.workers(), 1);
-    datasets_.reserve(copies);
-    for (size_t i = 1; i < copies; ++i) datasets_.push_back(dataset);
-    datasets_.push_back(std::move(dataset));
+    datasets_ = std::make_shared<std::vector<Dataset>>(
+        std::max<size_t>(options_.workers(), 1) - 1, dataset);
+    datasets_->push_back(std::move(dataset));
   }
-  // Workers point into the loader: it stays where it was made.
-  StatelessDataLoader(const StatelessDataLoader&) = delete;
-  StatelessDataLoader& operator=(const StatelessDataLoader&) = delete;
+  DataLoader(DataLoader&&) noexcept = default;
+  DataLoader& operator=(DataLoader&&) noexcept = default;
+  ~DataLoader() = default;
 
-  /// Starts a pass (the sampler's next epoch) and points at its first batch.
+  /// Starts epoch `epoch` of the sampler at batch `start_batch`
+  /// (0..num_batches(); to resume mid-epoch) and returns its batches,
+  /// ending the epoch in progress. The sampler's own epoch stays as it is.
+  EpochRange epoch(int64_t epoch, int64_t start_batch = 0) {
+    detail::check_epoch(epoch, start_batch, static_cast<size_t>(num_batches()));
+    start(sampler_.indices(static_cast<size_t>(epoch)), static_cast<size_t>(start_batch));
+    return EpochRange(&pass_->stream);
+  }
+
+  /// Starts the sampler's next epoch (LibTorch's pass over the loader) and
+  /// points at its first batch, ending the epoch in progress.
   Iterator begin() {
-    join();
     sampler_.reset();
-    std::vector<size_t> order =
-        sampler_.next(std::numeric_limits<size_t>::max()).value_or(std::vector<size_t>{});
-    plan_.emplace(std::move(order), options_.batch_size(), options_.drop_last());
-    stream_ = std::make_unique<detail::BatchStream<BatchType>>(
-        0,
-        plan_->num_batches(),
-        options_.workers(),
-        options_.max_jobs(),
-        [this](size_t worker, size_t batch) {
-          BatchType made = datasets_[worker].get_batch(plan_->batch(batch));
-          if (pin_) detail::pin_batch(made);
-          return made;
-        });
-    return stream_->begin();
+    start(
+        sampler_.next(std::numeric_limits<size_t>::max()).value_or(std::vector<size_t>{}),
+        0);
+    return pass_->stream.begin();
   }
   Iterator end() { return Iterator(); }
 
-  /// Ends the pass in progress, if any: stops and joins the workers.
-  void join() { stream_.reset(); }
+  /// Ends the epoch in progress, if any: stops and joins the workers.
+  void join() { pass_.reset(); }
 
+  /// Batches per epoch (this replica's, with a distributed sampler); the
+  /// same with or without DataLoaderOptions::shard.
+  int64_t num_batches() const {
+    return static_cast<int64_t>(detail::BatchPlan::count(
+        sampler_.num_samples(), options_.batch_size(), options_.drop_last()));
+  }
+  /// Examples per epoch, the padding of a distributed sampler included; the
+  /// whole (unsharded) batches' examples, also with DataLoaderOptions::shard.
+  int64_t num_examples() const { return static_cast<int64_t>(sampler_.num_samples()); }
   const DataLoaderOptions& options() const { return options_; }
+  const Sampler& sampler() const { return sampler_; }
 
  private:
-  std::vector<Dataset> datasets_;
+  // The epoch in progress, with its own handle on the datasets; on the
+  // heap, where its workers find it even after the loader moves.
+  struct Pass {
+    Pass(std::shared_ptr<std::vector<Dataset>> datasets_in,
+         detail::BatchPlan plan_in,
+         const DataLoaderOptions& options,
+         bool pin_in,
+         size_t first_batch)
+        : datasets(std::move(datasets_in)),
+          plan(std::move(plan_in)),
+          shard_index(options.shard_index()),
+          shard_count(options.shard_count()),
+          pin(pin_in),
+          stream(first_batch,
+                 plan.num_batches(),
+                 options.workers(),
+                 options.max_jobs(),
+                 [this](size_t worker, size_t batch) { return make(worker, batch); }) {}
+
+    // Batch `batch`, this shard's rows only: its indices are split before
+    // anything is read, so a shard reads just its own examples.
+    BatchType make(size_t worker, size_t batch) {
+      const std::span<const size_t> whole = plan.batch(batch);
+      const std::span<const size_t> part =
+          detail::BatchPlan::split(whole, shard_index, shard_count);
+      BatchType made = detail::to_loader_batch(
+          detail::read_part((*datasets)[worker], whole, part), batch, whole.size());
+      if (pin) detail::pin_batch(made);
+      return made;
+    }
+
+    std::shared_ptr<std::vector<Dataset>> datasets;
+    detail::BatchPlan plan;
+    size_t shard_index;
+    size_t shard_count;
+    bool pin;
+    detail::BatchStream<BatchType> stream;  // last: its workers stop first
+  };
+
+  void start(std::vector<size_t> order, size_t first_batch) {
+    pass_.reset();  // ends the epoch in progress: its workers stop here
+    pass_ = std::make_unique<Pass>(
+        datasets_,
+        detail::BatchPlan(std::move(order), options_.batch_size(), options_.drop_last()),
+        options_,
+        pin_,
+        first_batch);
+  }
+
+  std::shared_ptr<std::vector<Dataset>> datasets_;
   Sampler sampler_;
   DataLoaderOptions options_;
   bool pin_ = false;  // pin_memory asked for and possible
-  std::optional<detail::BatchPlan> plan_;
-  std::unique_ptr<detail::BatchStream<BatchType>> stream_;  // last: stops first
+  std::unique_ptr<Pass> pass_;
 };
+
+/// LibTorch's name for the loader make_data_loader makes.
+template <typename Dataset, typename Sampler>
+using StatelessDataLoader = DataLoader<Dataset, Sampler>;
 
 /// A loader over `dataset` with a `Sampler` made for its size.
 template <typename Sampler = samplers::RandomSampler, typename Dataset>
-std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
+std::unique_ptr<DataLoader<Dataset, Sampler>> make_data_loader(
     Dataset dataset, DataLoaderOptions options = DataLoaderOptions()) {
   const std::optional<size_t> size = dataset.size();
   TANDEM_CHECK(size.has_value(),
                "make_data_loader: the dataset does not know its size, so no sampler "
                "can be made for it; pass one");
   Sampler sampler(*size);
-  return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(
+  return std::make_unique<DataLoader<Dataset, Sampler>>(
       std::move(dataset), std::move(sampler), options);
 }
 
 /// A loader over `dataset` in the order `sampler` gives.
 template <typename Dataset, typename Sampler>
 requires std::derived_from<Sampler, samplers::Sampler>
-    std::unique_ptr<StatelessDataLoader<Dataset, Sampler>> make_data_loader(
+    std::unique_ptr<DataLoader<Dataset, Sampler>> make_data_loader(
         Dataset dataset,
         Sampler sampler,
         DataLoaderOptions options = DataLoaderOptions()) {
-  return std::make_unique<StatelessDataLoader<Dataset, Sampler>>(
+  return std::make_unique<DataLoader<Dataset, Sampler>>(
       std::move(dataset), std::move(sampler), options);
 }
 

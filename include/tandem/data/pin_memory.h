@@ -1,10 +1,10 @@
-// Pinned batches: what the loaders' pin_memory option does to each batch a
-// worker makes, so that the training thread's copies of it to a GPU can be
-// asynchronous (to(device, /*non_blocking=*/true)).
+// Pinned batches: what the DataLoader's pin_memory option does to each
+// batch a worker makes, so that the training thread's copies of it to a GPU
+// can be asynchronous (to(device, /*non_blocking=*/true)).
 //
-//   Loader loader(dataset, LoaderOptions().batch_size(256).workers(2)
-//                              .pin_memory(true));
-//   for (const Batch& batch : loader.epoch(0)) {
+//   auto loader = make_data_loader(dataset, DataLoaderOptions().batch_size(256)
+//                                               .workers(2).pin_memory(true));
+//   for (const Batch& batch : loader->epoch(0)) {
 //     Tensor x = batch.data.to(gpu, /*non_blocking=*/true);  // batch.data.is_pinned()
 //   }
 //

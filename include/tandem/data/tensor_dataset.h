@@ -4,7 +4,8 @@
 // PyTorch's TensorDataset(x, y). (LibTorch's TensorDataset holds one tensor
 // and yields TensorExample; pass no targets to get the same rows.) Its
 // gather() makes a whole batch with one index_select per tensor, which the
-// simple Loader uses instead of one get() per example.
+// DataLoader uses instead of one get() per example (so its batches of a
+// TensorDataset come collated, as PyTorch's DataLoader gives them).
 //
 // RandomDataset is the seed tutorial's toy: `length` rows of `size`
 // standard-normal features (from the default generator), without targets.

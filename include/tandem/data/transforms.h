@@ -7,7 +7,7 @@
 //                    .map(tandem::data::transforms::Stack<>());
 //
 // Normalize also works on a whole tensor at once, which is how to
-// normalise an in-memory dataset before the simple Loader:
+// normalise an in-memory dataset before a TensorDataset:
 //   Tensor images = Normalize<>(0.2860, 0.3530)(mnist.images());
 #pragma once
 

@@ -12,7 +12,7 @@
 //   tandem::manual_seed(pg->rank());                 // any init: rank 0's wins
 //   nn::DistributedDataParallel ddp(make_model());   // broadcasts rank 0's state
 //   optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.1));
-//   for (auto& batch : loader.epoch(epoch)) {        // this rank's share
+//   for (auto& batch : loader->epoch(epoch)) {       // this rank's share
 //     opt.zero_grad();
 //     cross_entropy(ddp(batch.data), batch.target).backward();  // averaged
 //     opt.step();
