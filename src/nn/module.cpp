@@ -330,6 +330,11 @@ void Module::load_state_dict(const OrderedDict<std::string, Tensor>& state_dict,
     const Tensor* given = state_dict.find(item.key());
     if (given == nullptr) {
       missing.push_back(item.key());
+    } else if (!given->defined()) {
+      mismatched.push_back(
+          tandem::detail::str("undefined tensor for ",
+                              item.key(),
+                              ": a state_dict entry must hold a value."));
     } else if (given->sizes() != item->sizes()) {
       mismatched.push_back(
           tandem::detail::str("size mismatch for ",

@@ -83,6 +83,16 @@ TEST(StateDict, ErrorListsEveryProblemInPyTorchsWords) {
                           "fc.weight"));
 }
 
+TEST(StateDict, AnUndefinedTensorIsNamedByItsKey) {
+  Net net;
+  auto sd = net->state_dict();
+  sd["fc2.bias"] = Tensor();
+  EXPECT_TRUE(
+      throws_with([&] { net->load_state_dict(sd); },
+                  "Error(s) in loading state_dict for Net:\n\tundefined tensor for "
+                  "fc2.bias: a state_dict entry must hold a value."));
+}
+
 TEST(StateDict, FailedLoadChangesNothing) {
   Net net;
   const auto before = net->state_dict();

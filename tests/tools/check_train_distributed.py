@@ -14,7 +14,9 @@ MNIST-format dataset of check_train.py, and checks:
   same step with exit 130 and a checkpoint that evaluates;
 - a process killed mid-training ends the job, non-zero, within a bounded
   time, leaving no process behind;
-- several devices per process is a usage error.
+- several devices per process is a usage error;
+- an error every process meets (a bad flag, a missing checkpoint, an
+  unwritable path, a NaN loss) is printed once, not once per process.
 
 Usage: check_train_distributed.py --mpiexec PATH [--numproc-flag -np]
                                   [--flags "--allow-run-as-root;--oversubscribe"] TANDEM"""
@@ -238,6 +240,23 @@ def check_usage(launch, data):
     print("several devices per process: a usage error")
 
 
+def check_errors_printed_once(launch, data, work):
+    cases = [(["--epochs", "x"], "--epochs"),
+             (["--resume", os.path.join(work, "missing.safetensors")], "missing.safetensors"),
+             (["--checkpoint", "/sys/run.safetensors"], "Permission denied"),
+             (["--lr", "1e6"], "the loss is nan at epoch 1")]
+    for extra, what in cases:
+        command = launch.command(2, "train", "--data", data, *COMMON, "--epochs", "1",
+                                 *extra)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        errors = [line for line in result.stderr.splitlines() if "error: " in line]
+        if result.returncode == 0 or len(errors) != 1 or what not in errors[0]:
+            fail(f"train {' '.join(extra)} under mpiexec -np 2: exit {result.returncode}, "
+                 f"expected one error line naming {what!r}, got {len(errors)}",
+                 result.stdout + result.stderr)
+    print("errors every process meets: printed once under mpiexec")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpiexec", required=True)
@@ -255,6 +274,7 @@ def main():
         check_interrupt(launch, data, work)
         check_killed_process(launch, data, work)
         check_usage(launch, data)
+        check_errors_printed_once(launch, data, work)
 
 
 if __name__ == "__main__":

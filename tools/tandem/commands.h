@@ -1,8 +1,8 @@
 // The tandem command's subcommands. main.cpp adds each to the command line
 // (CLI11) and hands it to the subcommand's function here, which declares its
 // flags on it and returns what runs it once the whole command line parsed;
-// that returns the process exit code, and bad usage throws UsageError
-// (exit 2).
+// that returns the process exit code, bad usage throws UsageError (exit 2)
+// and a failure another process reports throws QuietExit.
 #pragma once
 
 #include <functional>
@@ -17,6 +17,18 @@ namespace tandem::cli {
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+/// Ends the command with `exit_code`, printing nothing: in a distributed
+/// run, another process reports the failure (failing_together.h).
+class QuietExit : public std::runtime_error {
+ public:
+  explicit QuietExit(int exit_code)
+      : std::runtime_error("reported by another process"), exit_code_(exit_code) {}
+  int exit_code() const { return exit_code_; }
+
+ private:
+  int exit_code_;
 };
 
 using Action = std::function<int()>;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "tandem/distributed/process_group.h"
 
@@ -15,6 +16,11 @@ namespace tandem::cli {
 /// processes on one machine never oversubscribe it. Null when the command
 /// runs alone (MPI is then never initialized).
 std::shared_ptr<distributed::ProcessGroup> launched_group();
+
+/// This process's rank under an MPI launcher, from the environment the
+/// launcher sets (so it is known before MPI starts, while the command line
+/// is read); nullopt when the command runs alone.
+std::optional<int> launched_rank();
 
 /// This process's consecutive part of `rows` rows: `group`'s size parts
 /// whose sizes differ by at most one, the larger first (torch.tensor_split),

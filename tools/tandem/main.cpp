@@ -1,6 +1,9 @@
 // The tandem command: `tandem [--threads N] <command> [flags]`, parsed with
 // CLI11. Errors print "error: <message>" to stderr; exit 2 for bad usage, 1
-// for failures.
+// for failures. Under mpirun an error is printed once: a bad command line
+// by process 0 (every process reads the same one), a failure by the
+// process that met it ("error: rank 2: ..." beyond process 0), while the
+// processes that stop because of it print nothing of their own.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <exception>
@@ -9,8 +12,10 @@
 #include <string>
 
 #include "commands.h"
+#include "launched_group.h"
 #include "options.h"
 #include "tandem/core/cpu_budget.h"
+#include "tandem/distributed/errors.h"
 
 namespace tandem::cli {
 namespace {
@@ -129,9 +134,18 @@ int parse_and_run(int argc, char** argv) {
     return runs.at(chosen.front())();
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "error: " << usage_message(app, e) << "\n";
+    if (launched_rank().value_or(0) == 0) {
+      std::cerr << "error: " << usage_message(app, e) << "\n";
+    }
     return 2;
   }
+}
+
+// "error: <message>", naming the process beyond the first of an MPI job.
+void report(const std::exception& error) {
+  const int rank = launched_rank().value_or(0);
+  std::cerr << "error: " << (rank > 0 ? "rank " + std::to_string(rank) + ": " : "")
+            << error.what() << "\n";
 }
 
 }  // namespace
@@ -139,11 +153,15 @@ int parse_and_run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return parse_and_run(argc, argv);
+  } catch (const QuietExit& e) {
+    return e.exit_code();
+  } catch (const tandem::distributed::PeerFailureError&) {
+    return 1;  // the failing process reports it (and the group says why at exit)
   } catch (const UsageError& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    report(e);
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    report(e);
     return 1;
   }
 }

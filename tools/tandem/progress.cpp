@@ -66,10 +66,16 @@ EpochProgress::EpochProgress(std::ostream& out,
       next_report_(first_step + std::max<int64_t>(1, steps / 10)) {}
 
 void EpochProgress::step(double loss, int64_t samples) {
-  ++step_;
   samples_ += samples;
   epoch_samples_ += samples;
   loss_sum_ += loss * static_cast<double>(samples);
+  advance();
+}
+
+void EpochProgress::skip() { advance(); }
+
+void EpochProgress::advance() {
+  ++step_;
   if (interactive_) {
     const Clock::time_point now = Clock::now();
     if (now - last_draw_ >= kRedrawInterval || step_ == steps_) {

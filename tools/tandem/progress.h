@@ -40,6 +40,9 @@ class EpochProgress {
 
   /// One step done, with its mean loss over `samples` samples.
   void step(double loss, int64_t samples);
+  /// One step passed over (its loss was not finite): it counts towards
+  /// the epoch's steps, not towards the loss or the rate.
+  void skip();
   /// Clears the bar (interactive) so the epoch's summary line replaces it.
   void finish();
 
@@ -54,6 +57,7 @@ class EpochProgress {
 
  private:
   using Clock = std::chrono::steady_clock;
+  void advance();
   void draw();
 
   std::ostream& out_;

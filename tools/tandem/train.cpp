@@ -1,17 +1,20 @@
 // `tandem train`: flags to a TrainConfig; with --resume, the checkpoint's
 // settings fill in the flags not given, and a given flag that disagrees
-// with them is an error (a resumed run must be the same run).
+// with them is an error (a resumed run must be the same run; resume.h).
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "failing_together.h"
 #include "launched_group.h"
 #include "model_on_devices.h"
 #include "models.h"
 #include "options.h"
+#include "resume.h"
 #include "tandem/core/device_guard.h"
 #include "trainer.h"
 
@@ -28,63 +31,9 @@ struct TrainFlags {
   std::string resume;
 };
 
-// A setting's flag: run_settings() key "batch_size" is --batch-size.
-std::string flag_of(std::string key) {
-  std::replace(key.begin(), key.end(), '_', '-');
-  return "--" + key;
-}
-
-// The checkpoint's settings stand in for the flags not given, read as if
-// given (so they are checked as a given flag is).
-void apply_resumed_settings(CLI::App& command,
-                            const io::Checkpoint& checkpoint,
-                            const std::string& path) {
-  for (const auto& [key, unused] : run_settings(TrainConfig())) {
-    auto it = checkpoint.extra.find(key);
-    if (it == checkpoint.extra.end() && key == "dtype") continue;  // older: float32
-    if (it == checkpoint.extra.end()) {
-      throw Error("resume: " + path + " does not record the run's " + key +
-                  " (was it written by tandem train?)");
-    }
-    CLI::Option* flag = command.get_option(flag_of(key));
-    if (flag->count() > 0) continue;
-    try {
-      flag->add_result(it->second);
-      flag->run_callback();
-    } catch (const CLI::ParseError& e) {
-      throw Error("resume: " + path + " records a " + key +
-                  " tandem train refuses: " + e.what());
-    }
-  }
-}
-
-// A given flag that disagrees with the checkpoint: a different run.
-void check_same_run(const TrainConfig& config, const io::Checkpoint& checkpoint) {
-  std::string differences;
-  for (const auto& [key, value] : run_settings(config)) {
-    auto it = checkpoint.extra.find(key);
-    const std::string recorded = it != checkpoint.extra.end() ? it->second : "float32";
-    if (recorded == value) continue;
-    differences += (differences.empty() ? "" : ", ") + flag_of(key) + " " + value +
-                   " (the checkpoint has " + recorded + ")";
-  }
-  if (!differences.empty()) {
-    throw UsageError("train: --resume continues the run as it was; these flags differ: " +
-                     differences);
-  }
-}
-
-int run_train(CLI::App& command, TrainFlags& flags) {
-  std::optional<io::Checkpoint> resume;
-  if (!flags.resume.empty()) {
-    resume = io::load_checkpoint(flags.resume);
-    apply_resumed_settings(command, *resume, flags.resume);
-    // Go on saving where the run was saved, unless told otherwise.
-    if (command.get_option("--checkpoint")->count() == 0) {
-      flags.config.checkpoint_path = flags.resume;
-    }
-  }
-  const auto group = launched_group();
+// The run's configuration from the flags (and the checkpoint's settings
+// that --resume filled in).
+TrainConfig configured(const TrainFlags& flags, const distributed::ProcessGroup* group) {
   TrainConfig config = flags.config;
   config.dtype = flags.dtype == "float64" ? kFloat64 : kFloat32;
   config.lr = flags.lr.value_or(config.optimizer == "adam" ? 1e-3 : 0.05);
@@ -104,7 +53,30 @@ int run_train(CLI::App& command, TrainFlags& flags) {
         " is the global batch; it must be at least the number of processes (" +
         std::to_string(group->size()) + ")");
   }
-  if (resume) check_same_run(config, *resume);
+  return config;
+}
+
+int run_train(CLI::App& command, TrainFlags& flags) {
+  const auto group = launched_group();
+  std::optional<io::Checkpoint> resume;
+  TrainConfig config;
+  std::vector<std::string> changes;
+  set_up_together(group.get(), [&] {
+    if (!flags.resume.empty()) {
+      resume = io::load_checkpoint(flags.resume);
+      fill_flags_from_checkpoint(command, *resume, flags.resume, group != nullptr);
+      flags.config.resume_path = flags.resume;
+      // Go on saving where the run was saved, unless told otherwise.
+      if (command.get_option("--checkpoint")->count() == 0) {
+        flags.config.checkpoint_path = flags.resume;
+      }
+    }
+    config = configured(flags, group.get());
+    if (resume) changes = check_same_run(config, *resume, flags.resume);
+  });
+  if (!group || group->rank() == 0) {
+    for (const std::string& change : changes) std::cout << change << "\n";
+  }
   return train(config, std::move(resume), std::cout, group);
 }
 
@@ -155,6 +127,12 @@ Action train_command(CLI::App& command) {
                   config.max_steps,
                   "stop after this many steps in all (0: no limit)")
       ->check(whole_number(0));
+  command
+      .add_option("--on-nonfinite",
+                  config.on_nonfinite,
+                  "a step whose loss is NaN or inf: stop the run (keeping the last "
+                  "checkpoint) or skip its update")
+      ->check(one_of("policy", {"stop", "skip"}));
   command.add_option("--checkpoint",
                      config.checkpoint_path,
                      "checkpoint file, written every epoch and on a stop");

@@ -1,8 +1,11 @@
 #include "trainer.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -12,11 +15,13 @@
 
 #include "commands.h"
 #include "evaluation.h"
+#include "failing_together.h"
 #include "image_data.h"
 #include "interrupt.h"
 #include "model_on_devices.h"
 #include "models.h"
 #include "progress.h"
+#include "run_position.h"
 #include "tandem/core/error.h"
 #include "tandem/core/generator.h"
 #include "tandem/data/data_loader.h"
@@ -25,6 +30,7 @@
 #include "tandem/ops/loss.h"
 #include "tandem/optim/adam.h"
 #include "tandem/optim/sgd.h"
+#include "writable_path.h"
 
 namespace tandem::cli {
 namespace {
@@ -54,29 +60,27 @@ std::string plural(int64_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-// The learning rate of `epoch` (from 0): the base rate throughout, or
-// cosine annealing from it towards 0 over the run, one value per epoch (so
-// a resumed run recomputes it from the epoch alone).
-double epoch_lr(const TrainConfig& config, int64_t epoch) {
-  if (config.lr_schedule == "constant") return config.lr;
-  const double progress = static_cast<double>(epoch) / static_cast<double>(config.epochs);
-  return config.lr * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
+// Checkpoint extras beside the run's settings, places and position.
+constexpr const char* kProcesses = "processes";
+
+std::string nonfinite_name(double value) {
+  return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
 }
 
-// Where the run stands: the next batch to train is `batch` of `epoch`; the
-// epoch's batches so far had losses summing to `loss_sum` over `samples`.
-struct Position {
-  int64_t epoch = 0;
-  int64_t batch = 0;
-  int64_t step = 0;  // optimizer steps taken in all
-  double loss_sum = 0;
-  int64_t samples = 0;
-};
-
-// Checkpoint extras beside the run's settings.
-constexpr const char* kEpochLossSum = "epoch_loss_sum";
-constexpr const char* kEpochSamples = "epoch_samples";
-constexpr const char* kDevices = "devices";
+// Whether every value of `state` (weights, buffers) is finite.
+bool all_finite(const OrderedDict<std::string, Tensor>& state) {
+  for (const auto& item : state) {
+    const Tensor host = item.value().to(Device(kCPU)).contiguous();
+    const auto finite = [&](auto* values) {
+      return std::all_of(values, values + host.numel(), [](auto v) {
+        return std::isfinite(static_cast<double>(v));
+      });
+    };
+    if (host.dtype() == kFloat32 && !finite(host.data_ptr<float>())) return false;
+    if (host.dtype() == kFloat64 && !finite(host.data_ptr<double>())) return false;
+  }
+  return true;
+}
 
 class Run {
  public:
@@ -88,23 +92,13 @@ class Run {
         group_(std::move(group)),
         leader_(!group_ || group_->rank() == 0),
         out_(leader_ ? out : silent_) {
+    set_up_together(group_.get(), [&] { prepare(resume ? &*resume : nullptr); });
     manual_seed(config.seed);
     nn::Sequential model = make_model(config.model);
     model->to(config.dtype);
     model_ = std::make_unique<ModelOnDevices>(model, config.devices, group_);
     optimizer_ =
         make_optimizer(config.optimizer, model_->model()->parameters(), config.lr);
-    train_ = load_split(config.data_dir, /*train=*/true);
-    test_ = load_split(config.data_dir, /*train=*/false);
-    loader_ = data::make_data_loader(
-        data::TensorDataset(train_.images, train_.targets),
-        data::samplers::RandomSampler(train_.images.size(0), config.seed),
-        data::DataLoaderOptions()
-            .batch_size(config.batch_size)
-            .workers(config.workers)
-            // Workers pin the batches; train_step copies them non_blocking.
-            .pin_memory(model_->output_device().is_cuda())
-            .shard(group_ ? group_->rank() : 0, group_ ? group_->size() : 1));
     if (resume) restore(*resume);
   }
 
@@ -122,14 +116,44 @@ class Run {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out_ << "done: " << plural(config_.epochs, "epoch") << " ("
-         << plural(position_.step, "step") << ") in " << format_duration(seconds)
-         << "; test accuracy " << std::setprecision(4) << std::fixed << last->accuracy
-         << ", test loss " << last->loss << "\n";
+         << plural(position_.step, "step");
+    if (position_.skipped > 0) {
+      out_ << ", " << position_.skipped << " skipped for a non-finite loss";
+    }
+    out_ << ") in " << format_duration(seconds) << "; test accuracy "
+         << std::setprecision(4) << std::fixed << last->accuracy << ", test loss "
+         << last->loss << "\n";
     if (saved_) out_ << "checkpoint: " << config_.checkpoint_path << "\n";
     return 0;
   }
 
  private:
+  // What every process does alike before any collective (see
+  // failing_together.h): the output paths, the data, the resumed position.
+  void prepare(const io::Checkpoint* resume) {
+    if (leader_ && !config_.checkpoint_path.empty()) {
+      check_writable(config_.checkpoint_path, "checkpoint");
+    }
+    if (leader_ && !config_.metrics_path.empty()) {
+      check_writable(config_.metrics_path, "metrics file");
+    }
+    train_ = load_split(config_.data_dir, /*train=*/true);
+    test_ = load_split(config_.data_dir, /*train=*/false);
+    loader_ = data::make_data_loader(
+        data::TensorDataset(train_.images, train_.targets),
+        data::samplers::RandomSampler(train_.images.size(0), config_.seed),
+        data::DataLoaderOptions()
+            .batch_size(config_.batch_size)
+            .workers(config_.workers)
+            // Workers pin the batches; train_step copies them non_blocking.
+            .pin_memory(config_.devices.front().is_cuda())
+            .shard(group_ ? group_->rank() : 0, group_ ? group_->size() : 1));
+    if (resume) {
+      position_ = resumed_position(
+          *resume, config_.resume_path, config_.epochs, loader_->num_batches());
+    }
+  }
+
   void describe() {
     const int64_t per_device =
         (config_.batch_size + static_cast<int64_t>(config_.devices.size()) - 1) /
@@ -161,40 +185,43 @@ class Run {
         it != checkpoint.rng_states.end()) {
       default_generator().set_state(it->second);
     }
-    position_ = {checkpoint.epoch,
-                 checkpoint.batch_in_epoch,
-                 checkpoint.step,
-                 std::stod(extra_or(checkpoint, kEpochLossSum, "0")),
-                 std::stoll(extra_or(checkpoint, kEpochSamples, "0"))};
-    const std::string devices = extra_or(checkpoint, kDevices, "");
-    if (!devices.empty() && devices != model_->device_list()) {
-      out_ << "note: the checkpoint was written on " << devices << "; continuing on "
-           << model_->device_list()
+    const std::string written = recorded_placement(checkpoint);
+    if (!written.empty() && written != placement()) {
+      out_ << "note: the checkpoint was written on " << written << "; continuing on "
+           << placement()
            << " (the batch splits differently, so the numbers will differ from an "
               "uninterrupted run in the last bits)\n";
     }
-    TANDEM_CHECK(position_.batch <= loader_->num_batches(),
-                 "resume: the checkpoint stopped at batch ",
-                 position_.batch,
-                 " of an epoch, but an epoch has ",
-                 loader_->num_batches(),
-                 " batches of this data");
+    // Saving where it resumed from, the run's last checkpoint is that one.
+    if (config_.checkpoint_path == config_.resume_path) saved_at_ = position_text();
+  }
+
+  // "cpu:0,cpu:1", or "cuda:0 in each of 2 processes".
+  std::string placement() const {
+    return model_->device_list() +
+           (group_ ? " in each of " + std::to_string(group_->size()) + " processes" : "");
+  }
+  static std::string recorded_placement(const io::Checkpoint& checkpoint) {
+    auto devices = checkpoint.extra.find("devices");
+    if (devices == checkpoint.extra.end()) return "";
+    auto processes = checkpoint.extra.find(kProcesses);
+    const bool several = processes != checkpoint.extra.end() && processes->second != "1";
+    return devices->second +
+           (several ? " in each of " + processes->second + " processes" : "");
   }
 
   std::ofstream open_metrics() {
     std::ofstream metrics;
     if (config_.metrics_path.empty() || !leader_) return metrics;
     const bool resumed = position_.epoch > 0 || position_.batch > 0;
+    errno = 0;
     metrics.open(config_.metrics_path, resumed ? std::ios::app : std::ios::trunc);
-    TANDEM_CHECK(metrics.good(), "cannot write the metrics file ", config_.metrics_path);
+    TANDEM_CHECK(metrics.good(),
+                 "cannot write the metrics file ",
+                 config_.metrics_path,
+                 ": ",
+                 errno != 0 ? std::strerror(errno) : "the stream failed to open");
     return metrics;
-  }
-
-  static std::string extra_or(const io::Checkpoint& checkpoint,
-                              const char* key,
-                              const char* fallback) {
-    auto it = checkpoint.extra.find(key);
-    return it == checkpoint.extra.end() ? fallback : it->second;
   }
 
   // In a distributed run every process stops at the same step: a signal
@@ -205,33 +232,37 @@ class Run {
   }
 
   // One training step on this process's part of the batch; returns the
-  // mean loss over the whole (global) batch.
+  // mean loss over the whole (global) batch, and updates the weights only
+  // when that is finite.
   double train_step(const data::Batch& batch, const InterruptScope& interrupt) {
     optimizer_->zero_grad();
     const Tensor target = batch.target.to(model_->output_device(), /*non_blocking=*/true);
     const int64_t rows = batch.target.size(0);
     const Tensor logits = model_->forward(batch.data);
+    double loss_value = 0;
     if (!group_) {
       const Tensor loss = cross_entropy(logits, target);
       loss.backward();
-      optimizer_->step();
-      return loss.item<double>();
+      loss_value = loss.item<double>();
+    } else {
+      // DistributedDataParallel averages the processes' gradients;
+      // weighting each process's mean loss by its share of the batch makes
+      // that average the gradient of the whole batch's mean loss, also
+      // when the parts differ in size (an empty part contributes zeros).
+      const Tensor loss =
+          cross_entropy(logits, target, Tensor(), rows > 0 ? kMean : kSum);
+      const double weight = static_cast<double>(rows * group_->size()) /
+                            static_cast<double>(batch.global_size);
+      (weight == 1.0 ? loss : loss * weight).backward();
+      Tensor sums = empty({2}, kFloat64);
+      sums.data_ptr<double>()[0] = loss.item<double>() * static_cast<double>(rows);
+      sums.data_ptr<double>()[1] = interrupt.requested() ? 1.0 : 0.0;
+      group_->allreduce(sums).wait();
+      interrupted_anywhere_ = sums.data_ptr<double>()[1] > 0;
+      loss_value = sums.data_ptr<double>()[0] / static_cast<double>(batch.global_size);
     }
-    // DistributedDataParallel averages the processes' gradients; weighting
-    // each process's mean loss by its share of the batch makes that average
-    // the gradient of the whole batch's mean loss, also when the parts
-    // differ in size (an empty part contributes zeros).
-    const Tensor loss = cross_entropy(logits, target, Tensor(), rows > 0 ? kMean : kSum);
-    const double weight = static_cast<double>(rows * group_->size()) /
-                          static_cast<double>(batch.global_size);
-    (weight == 1.0 ? loss : loss * weight).backward();
-    optimizer_->step();
-    Tensor sums = empty({2}, kFloat64);
-    sums.data_ptr<double>()[0] = loss.item<double>() * static_cast<double>(rows);
-    sums.data_ptr<double>()[1] = interrupt.requested() ? 1.0 : 0.0;
-    group_->allreduce(sums).wait();
-    interrupted_anywhere_ = sums.data_ptr<double>()[1] > 0;
-    return sums.data_ptr<double>()[0] / static_cast<double>(batch.global_size);
+    if (std::isfinite(loss_value)) optimizer_->step();
+    return loss_value;
   }
 
   // Trains the rest of the current epoch; false when stopped early (a
@@ -255,14 +286,47 @@ class Run {
         return false;
       }
       const double loss = train_step(batch, interrupt);
+      if (!std::isfinite(loss) && config_.on_nonfinite == "stop") {
+        progress_->finish();
+        fail_nonfinite("the loss is " + nonfinite_name(loss) + " at epoch " +
+                           std::to_string(position_.epoch + 1) + ", step " +
+                           std::to_string(position_.step + 1) + " (batch " +
+                           std::to_string(batch.index + 1) +
+                           "), so that step updated nothing",
+                       "A lower --lr may help; --on-nonfinite skip skips such steps");
+      }
       ++position_.step;
       position_.batch = batch.index + 1;
-      progress_->step(loss, batch.global_size);
+      if (std::isfinite(loss)) {
+        progress_->step(loss, batch.global_size);
+      } else {
+        ++position_.skipped;
+        progress_->skip();
+      }
       position_.loss_sum = progress_->loss_sum();
       position_.samples = progress_->epoch_samples();
     }
     progress_->finish();
     return true;
+  }
+
+  // Ends a run that met a non-finite number: process 0 says where, what is
+  // kept and `advice`; the others end quietly (every process judged alike).
+  [[noreturn]] void fail_nonfinite(const std::string& what,
+                                   const std::string& advice) const {
+    if (!leader_) throw QuietExit(1);
+    const std::string kept =
+        config_.checkpoint_path.empty() ? "no checkpoint was asked for"
+        : saved_at_.empty()             ? "no checkpoint was written"
+                            : config_.checkpoint_path + " keeps the run at " + saved_at_;
+    throw Error("train: " + what + "; stopped (" + kept + "). " + advice);
+  }
+
+  // "epoch 2, batch 0 (step 20)": where a checkpoint written now leaves it.
+  std::string position_text() const {
+    return "epoch " + std::to_string(position_.epoch) + ", batch " +
+           std::to_string(position_.batch) + " (step " + std::to_string(position_.step) +
+           ")";
   }
 
   Evaluation finish_epoch(std::ofstream& metrics) {
@@ -274,7 +338,7 @@ class Run {
     const double rate =
         train_seconds > 0 ? static_cast<double>(progress_->samples()) / train_seconds : 0;
     const double train_loss = progress_->mean_loss();
-    position_ = {position_.epoch + 1, 0, position_.step, 0.0, 0};
+    position_ = {position_.epoch + 1, 0, position_.step, 0.0, 0, position_.skipped};
     save_checkpoint();  // before the metrics line: a crash between them loses no state
     out_ << "epoch " << position_.epoch << "/" << config_.epochs << "  train_loss "
          << std::fixed << std::setprecision(4) << train_loss << "  test_loss "
@@ -288,7 +352,8 @@ class Run {
               << ", \"test_accuracy\": " << json_number(test.accuracy)
               << ", \"samples_per_second\": " << json_number(rate)
               << ", \"seconds\": " << json_number(seconds)
-              << ", \"steps\": " << position_.step << ", \"devices\": \""
+              << ", \"steps\": " << position_.step
+              << ", \"skipped_steps\": " << position_.skipped << ", \"devices\": \""
               << model_->device_list() << "\"}\n"
               << std::flush;
     }
@@ -317,19 +382,25 @@ class Run {
 
   void save_checkpoint() {
     if (config_.checkpoint_path.empty()) return;
+    // Every process holds the same weights, so all judge them alike.
+    OrderedDict<std::string, Tensor> state = model_->model()->state_dict();
+    if (!all_finite(state)) {
+      fail_nonfinite("the weights are no longer finite after step " +
+                         std::to_string(position_.step) + ", so they were not saved",
+                     "A lower --lr may help");
+    }
     saved_ = true;
+    saved_at_ = position_text();
     if (!leader_) return;  // the replicas are equal: process 0 writes
     io::Checkpoint checkpoint;
-    checkpoint.model = model_->model()->state_dict();
+    checkpoint.model = std::move(state);
     checkpoint.optimizer = optimizer_->state_dict();
-    checkpoint.epoch = position_.epoch;
-    checkpoint.batch_in_epoch = position_.batch;
-    checkpoint.step = position_.step;
+    record_position(position_, checkpoint);
     checkpoint.rng_states["default"] = default_generator().get_state();
-    checkpoint.extra = run_settings(config_);
-    checkpoint.extra[kEpochLossSum] = json_number(position_.loss_sum);
-    checkpoint.extra[kEpochSamples] = std::to_string(position_.samples);
-    checkpoint.extra[kDevices] = model_->device_list();
+    checkpoint.extra.merge(run_settings(config_));
+    checkpoint.extra.merge(run_places(config_));
+    checkpoint.extra["devices"] = model_->device_list();
+    checkpoint.extra[kProcesses] = std::to_string(group_ ? group_->size() : 1);
     io::save_checkpoint(checkpoint, config_.checkpoint_path);
   }
 
@@ -348,20 +419,36 @@ class Run {
   std::optional<EpochProgress> progress_;
   std::chrono::steady_clock::time_point epoch_start_;
   bool saved_ = false;
+  std::string saved_at_;  // where the last checkpoint left the run, or ""
 };
 
 }  // namespace
 
 std::map<std::string, std::string> run_settings(const TrainConfig& config) {
-  std::ostringstream lr;
-  lr << std::setprecision(17) << config.lr;
   return {{"model", config.model},
           {"dtype", std::string(dtype_name(config.dtype))},
           {"optimizer", config.optimizer},
-          {"lr", lr.str()},
+          {"lr", json_number(config.lr)},
           {"lr_schedule", config.lr_schedule},
+          {"epochs", std::to_string(config.epochs)},
           {"batch_size", std::to_string(config.batch_size)},
-          {"seed", std::to_string(config.seed)}};
+          {"seed", std::to_string(config.seed)},
+          {"on_nonfinite", config.on_nonfinite}};
+}
+
+std::map<std::string, std::string> run_places(const TrainConfig& config) {
+  std::string devices;
+  for (const Device& device : config.devices) {
+    if (!devices.empty()) devices += ',';
+    devices += device.str();
+  }
+  return {{"data", config.data_dir}, {"devices", devices}};
+}
+
+double epoch_lr(const TrainConfig& config, int64_t epoch) {
+  if (config.lr_schedule == "constant") return config.lr;
+  const double progress = static_cast<double>(epoch) / static_cast<double>(config.epochs);
+  return config.lr * 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
 }
 
 int train(const TrainConfig& config,
