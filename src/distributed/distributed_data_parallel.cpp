@@ -115,6 +115,7 @@ dist::detail::ReducerOptions reducer_options(
   r.find_unused_parameters = options.find_unused_parameters();
   r.gradient_as_bucket_view = options.gradient_as_bucket_view();
   r.overlap = options.overlap();
+  r.ready_order = options.grad_ready_order();
   return r;
 }
 

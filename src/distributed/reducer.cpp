@@ -67,15 +67,28 @@ Reducer::Reducer(std::vector<Tensor> params,
     : params_(std::move(params)),
       names_(std::move(names)),
       group_(std::move(group)),
-      options_(options),
+      options_(std::move(options)),
       divisor_(group_->size()),
       expected_users_(group_->size()),
       ready_(params_.size(), 0),
       used_(params_.size(), 0) {
-  std::vector<std::vector<size_t>> assignment = compute_bucket_assignment_by_size(
-      params_, {options_.first_bucket_bytes, options_.bucket_bytes});
-  std::reverse(assignment.begin(), assignment.end());
-  install_buckets(assignment);
+  if (options_.ready_order.empty()) {
+    std::vector<std::vector<size_t>> assignment = compute_bucket_assignment_by_size(
+        params_, {options_.first_bucket_bytes, options_.bucket_bytes});
+    std::reverse(assignment.begin(), assignment.end());
+    install_buckets(assignment);
+  } else {
+    TANDEM_CHECK(options_.ready_order.size() == params_.size(),
+                 "DistributedDataParallel: grad_ready_order has ",
+                 options_.ready_order.size(),
+                 " entries for ",
+                 params_.size(),
+                 " managed parameters");
+    ready_order_ = options_.ready_order;
+    install_buckets(compute_bucket_assignment_by_size(
+        params_, {options_.first_bucket_bytes, options_.bucket_bytes}, ready_order_));
+    rebuilt_ = true;
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     hook_ids_.push_back(params_[i].register_post_accumulate_grad_hook(
         [this, i](const Tensor& /*param*/) { on_gradient(i); }));
@@ -214,7 +227,7 @@ void Reducer::on_gradient(size_t index) {
     autograd::queue_callback([this] { finish_backward(); });
     finish_queued_ = true;
   }
-  if (synchronized_backwards_ == 0) ready_order_.push_back(index);
+  if (recording_ready_order()) ready_order_.push_back(index);
   mark_ready(index);
 }
 
@@ -323,7 +336,7 @@ void Reducer::finish_backward() {
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t i = 0; i < params_.size(); ++i) {
     if (ready_[i]) continue;
-    if (synchronized_backwards_ == 0) ready_order_.push_back(i);
+    if (recording_ready_order()) ready_order_.push_back(i);
     mark_ready(i);
   }
   launch_ready_buckets();

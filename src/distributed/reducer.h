@@ -25,6 +25,8 @@ struct ReducerOptions {
   bool find_unused_parameters = false;
   bool gradient_as_bucket_view = true;
   bool overlap = true;
+  /// Given: bucket by it from the start, and never reassign.
+  std::vector<size_t> ready_order;
 };
 
 class Reducer {
@@ -125,6 +127,10 @@ class Reducer {
   // The parameter's hook ran since the last synchronized backward (inside
   // no_sync() windows too): its .grad holds gradients to reduce.
   std::vector<uint8_t> used_;
+  // The first synchronized backward records the order, unless it was given.
+  bool recording_ready_order() const {
+    return synchronized_backwards_ == 0 && options_.ready_order.empty();
+  }
   std::vector<size_t> ready_order_;  // of the first synchronized backward
   bool rebuild_due_ = false;
   bool rebuilt_ = false;

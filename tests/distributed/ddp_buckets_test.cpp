@@ -189,6 +189,41 @@ TEST(DdpBuckets, DefaultBucketsAreRebuiltOnceInGradReadyOrder) {
   }
 }
 
+// What a resumed run does: the first run's grad-ready order, given at
+// construction, makes the buckets the rebuilt ones from the first backward,
+// and nothing is reassigned later.
+TEST(DdpBuckets, AGivenGradReadyOrderBucketsByItFromTheStart) {
+  auto pg = world();
+  nn::Sequential local = make_tower(pg->rank());
+  nn::DistributedDataParallel ddp(
+      local, nn::DistributedDataParallelOptions().grad_ready_order({3, 2, 1, 0}));
+  nn::Sequential reference = replica_of(local);
+  expect_buckets(ddp->stats(), {{3, 2, 1}, {0}}, "at construction");
+  for (int i = 1; i <= 2; ++i) {
+    iterate_and_check(ddp, local, reference, i, "iteration " + std::to_string(i));
+    const auto stats = ddp->stats();
+    expect_buckets(stats, {{3, 2, 1}, {0}}, "after iteration " + std::to_string(i));
+    EXPECT_EQ(stats.grad_ready_order, (std::vector<size_t>{3, 2, 1, 0}));
+  }
+}
+
+TEST(DdpBuckets, AGradReadyOrderThatIsNoPermutationIsAnError) {
+  EXPECT_TRUE(throws_with(
+      [&] {
+        nn::DistributedDataParallel(
+            make_tower(world()->rank()),
+            nn::DistributedDataParallelOptions().grad_ready_order({1, 0}));
+      },
+      "grad_ready_order has 2 entries for 4 managed parameters"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        nn::DistributedDataParallel(
+            make_tower(world()->rank()),
+            nn::DistributedDataParallelOptions().grad_ready_order({0, 1, 1, 3}));
+      },
+      "compute_bucket_assignment_by_size"));
+}
+
 TEST(DdpBuckets, ASmallCapGivesSeveralBucketsAndRightGradients) {
   auto pg = world();
   struct Case {

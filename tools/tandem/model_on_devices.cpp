@@ -61,6 +61,11 @@ ModelOnDevices::ModelOnDevices(nn::Sequential model,
   }
 }
 
+std::vector<size_t> ModelOnDevices::grad_ready_order() const {
+  if (!distributed_) return {};
+  return distributed_->stats().grad_ready_order;
+}
+
 Tensor ModelOnDevices::forward(const Tensor& batch) {
   const Tensor input = batch.to(dtype_);
   if (parallel_) return parallel_->forward(input);

@@ -50,6 +50,9 @@ class ModelOnDevices {
   std::string device_list() const;
   /// The distributed run's group, or null.
   const std::shared_ptr<distributed::ProcessGroup>& group() const { return group_; }
+  /// The order the gradients became ready in the first synchronized
+  /// backward of a distributed run (empty before it, and in one process).
+  std::vector<size_t> grad_ready_order() const;
 
  private:
   nn::Sequential model_;

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "evaluation.h"
 #include "failing_together.h"
+#include "grad_ready_order.h"
 #include "image_data.h"
 #include "interrupt.h"
 #include "model_on_devices.h"
@@ -96,7 +97,11 @@ class Run {
     manual_seed(config.seed);
     nn::Sequential model = make_model(config.model);
     model->to(config.dtype);
-    model_ = std::make_unique<ModelOnDevices>(model, config.devices, group_);
+    model_ = std::make_unique<ModelOnDevices>(
+        model,
+        config.devices,
+        group_,
+        nn::DistributedDataParallelOptions().grad_ready_order(resumed_ready_order_));
     optimizer_ =
         make_optimizer(config.optimizer, model_->model()->parameters(), config.lr);
     if (resume) restore(*resume);
@@ -151,6 +156,7 @@ class Run {
     if (resume) {
       position_ = resumed_position(
           *resume, config_.resume_path, config_.epochs, loader_->num_batches());
+      resumed_ready_order_ = recorded_grad_ready_order(*resume, config_.resume_path);
     }
   }
 
@@ -401,6 +407,7 @@ class Run {
     checkpoint.extra.merge(run_places(config_));
     checkpoint.extra["devices"] = model_->device_list();
     checkpoint.extra[kProcesses] = std::to_string(group_ ? group_->size() : 1);
+    record_grad_ready_order(model_->grad_ready_order(), checkpoint);
     io::save_checkpoint(checkpoint, config_.checkpoint_path);
   }
 
@@ -416,6 +423,7 @@ class Run {
   std::unique_ptr<data::DataLoader<data::TensorDataset, data::samplers::RandomSampler>>
       loader_;
   Position position_;
+  std::vector<size_t> resumed_ready_order_;  // the checkpoint's, for the DDP
   std::optional<EpochProgress> progress_;
   std::chrono::steady_clock::time_point epoch_start_;
   bool saved_ = false;

@@ -129,6 +129,20 @@ class DistributedDataParallelOptions {
     return *this;
   }
 
+  /// Bucket the gradients by this order from the first backward on: a
+  /// permutation of the managed parameters' indices, as stats().
+  /// grad_ready_order reports it after the first synchronized backward.
+  /// Without it, the buckets follow the reverse parameter order until that
+  /// backward shows the real order, and are reassigned once then. A run
+  /// resumed from a checkpoint passes the order the first run found, so
+  /// that its buckets, and with three or more ranks the rounding of their
+  /// sums (an allreduce adds a bucket's elements in an order that depends
+  /// on their offset), are bitwise those of the uninterrupted run.
+  DistributedDataParallelOptions& grad_ready_order(std::vector<size_t> value) {
+    grad_ready_order_ = std::move(value);
+    return *this;
+  }
+
   /// Every `n` synchronized backward passes (0: never, the default), the
   /// next training forward checks that the replicas' parameters are still
   /// bitwise equal (one allgather of a 64-bit checksum): a difference, say
@@ -149,6 +163,7 @@ class DistributedDataParallelOptions {
   bool find_unused_parameters() const { return find_unused_parameters_; }
   bool gradient_as_bucket_view() const { return gradient_as_bucket_view_; }
   bool overlap() const { return overlap_; }
+  const std::vector<size_t>& grad_ready_order() const { return grad_ready_order_; }
 
  private:
   std::shared_ptr<distributed::ProcessGroup> process_group_;
@@ -158,6 +173,7 @@ class DistributedDataParallelOptions {
   bool find_unused_parameters_ = false;
   bool gradient_as_bucket_view_ = true;
   bool overlap_ = true;
+  std::vector<size_t> grad_ready_order_;
   int64_t check_replicas_every_ = 0;
 };
 
@@ -170,7 +186,8 @@ struct DistributedDataParallelStats {
   /// Whether the buckets were reassigned after the first synchronized
   /// backward (done once, unless find_unused_parameters).
   bool buckets_rebuilt = false;
-  /// The order gradients became ready in the first synchronized backward.
+  /// The order gradients became ready in the first synchronized backward
+  /// (or the one DistributedDataParallelOptions::grad_ready_order gave).
   std::vector<size_t> grad_ready_order;
   /// Synchronized backward passes so far.
   int64_t synchronized_backwards = 0;
