@@ -533,7 +533,7 @@ void CommLoop::fail_group(FailureKind kind,
   unchecked_.clear();
 }
 
-void CommLoop::print_hang_report() const {
+void CommLoop::print_hang_report() {
   const std::string record = group_->recorder.report(Clock::now());
   std::string report = detail::str("tandem: hang report of ",
                                    group_->where(),
@@ -549,6 +549,7 @@ void CommLoop::print_hang_report() const {
   // One write, so that the launcher does not interleave it with other ranks.
   std::fputs(report.c_str(), stderr);
   std::fflush(stderr);
+  group_->failure_reported.store(true);
 }
 
 }  // namespace tandem::distributed::detail

@@ -73,7 +73,7 @@ class CommLoop {
                   bool hang_report = false);
   /// Prints this rank's recent collectives to stderr (Note [The hang
   /// report] in flight_recorder.cpp).
-  void print_hang_report() const;
+  void print_hang_report();
   std::string failed_earlier(const CollectiveOp& op) const;
 
   Runtime& runtime_;

@@ -346,8 +346,9 @@ void Runtime::exit_after_failure(const GroupState& group) {
   if (!left_early) {
     std::cerr << detail::str(
         "tandem: the process group failed, so this process exits with status "
-        "1 without MPI_Finalize (the launcher then ends the other ranks): ",
-        group.failure_message(),
+        "1 without MPI_Finalize (the launcher then ends the other ranks)",
+        group.failure_reported.load() ? std::string("; the hang report above says why")
+                                      : ": " + group.failure_message(),
         "\n");
   }
   std::fflush(nullptr);

@@ -104,6 +104,8 @@ class GroupState {
   std::atomic<bool> destroyed{false};
   /// Set by the comm thread once it waits for the other ranks at exit.
   std::atomic<bool> exiting{false};
+  /// Set once the hang report has printed the failure.
+  std::atomic<bool> failure_reported{false};
 
  private:
   std::atomic<int64_t> timeout_ms_;
