@@ -249,7 +249,8 @@ def check_errors_printed_once(launch, data, work):
     cases = [(["--epochs", "x"], "--epochs"),
              (["--resume", os.path.join(work, "missing.safetensors")], "missing.safetensors"),
              (["--checkpoint", "/sys/run.safetensors"], "Permission denied"),
-             (["--lr", "1e6"], "the loss is nan at epoch 1")]
+             (["--lr", "1e6"], "the loss is nan at epoch 1"),
+             (["--devices", "cpu:0,cpu:1"], "lists several devices")]
     for extra, what in cases:
         command = launch.command(2, "train", "--data", data, *COMMON, "--epochs", "1",
                                  *extra)

@@ -21,6 +21,42 @@ std::vector<Device> devices_or_default(const std::string& list) {
   return list.empty() ? default_devices() : parse_device_list(list);
 }
 
+std::string device_list(const std::vector<Device>& devices) {
+  std::string list;
+  for (const Device& d : devices) {
+    if (!list.empty()) list += ',';
+    list += d.str();
+  }
+  return list;
+}
+
+void check_devices(const std::vector<Device>& devices, bool distributed) {
+  if (devices.empty()) throw UsageError("--devices: the list is empty");
+  if (distributed && devices.size() > 1) {
+    throw UsageError("--devices: " + device_list(devices) +
+                     " lists several devices, but under mpirun each process trains on "
+                     "one device (start one process per device instead)");
+  }
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const Device& d = devices[i];
+    if (d.type() != devices.front().type()) {
+      throw UsageError(
+          "--devices: " + device_list(devices) +
+          " mixes device types; data parallelism runs on devices of one type");
+    }
+    if (std::find(devices.begin(), devices.begin() + static_cast<ptrdiff_t>(i), d) !=
+        devices.begin() + static_cast<ptrdiff_t>(i)) {
+      throw UsageError("--devices: " + d.str() + " is listed twice in " +
+                       device_list(devices));
+    }
+    if (d.is_cuda() && d.index() >= device_count(kCUDA)) {
+      throw UsageError("--devices: " + d.str() + " is not available: this machine has " +
+                       std::to_string(device_count(kCUDA)) +
+                       " CUDA devices (see tandem devices)");
+    }
+  }
+}
+
 ModelOnDevices::ModelOnDevices(nn::Sequential model,
                                std::vector<Device> devices,
                                std::shared_ptr<distributed::ProcessGroup> group,
@@ -30,29 +66,7 @@ ModelOnDevices::ModelOnDevices(nn::Sequential model,
       dtype_(model_->parameters().empty() ? kFloat32
                                           : model_->parameters().front().dtype()),
       group_(std::move(group)) {
-  if (devices_.empty()) throw UsageError("--devices: the list is empty");
-  if (group_ && devices_.size() > 1) {
-    throw UsageError("--devices: " + device_list() +
-                     " lists several devices, but under mpirun each process trains on "
-                     "one device (start one process per device instead)");
-  }
-  for (size_t i = 0; i < devices_.size(); ++i) {
-    const Device& d = devices_[i];
-    if (d.type() != devices_.front().type()) {
-      throw UsageError(
-          "--devices: " + device_list() +
-          " mixes device types; data parallelism runs on devices of one type");
-    }
-    if (std::find(devices_.begin(), devices_.begin() + static_cast<ptrdiff_t>(i), d) !=
-        devices_.begin() + static_cast<ptrdiff_t>(i)) {
-      throw UsageError("--devices: " + d.str() + " is listed twice in " + device_list());
-    }
-    if (d.is_cuda() && d.index() >= device_count(kCUDA)) {
-      throw UsageError("--devices: " + d.str() + " is not available: this machine has " +
-                       std::to_string(device_count(kCUDA)) +
-                       " CUDA devices (see tandem devices)");
-    }
-  }
+  check_devices(devices_, group_ != nullptr);
   model_->to(devices_.front());
   if (group_) {
     distributed_ = nn::DistributedDataParallel(model_, ddp_options.process_group(group_));
@@ -76,13 +90,6 @@ Tensor ModelOnDevices::forward(const Tensor& batch) {
   return model_->forward(input.to(devices_.front(), /*non_blocking=*/true));
 }
 
-std::string ModelOnDevices::device_list() const {
-  std::string list;
-  for (const Device& d : devices_) {
-    if (!list.empty()) list += ',';
-    list += d.str();
-  }
-  return list;
-}
+std::string ModelOnDevices::device_list() const { return cli::device_list(devices_); }
 
 }  // namespace tandem::cli

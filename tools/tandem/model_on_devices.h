@@ -26,11 +26,17 @@ std::vector<Device> default_devices();
 /// The devices of a --devices list (options.h), else default_devices().
 std::vector<Device> devices_or_default(const std::string& list);
 
+/// "cpu:0,cpu:1"
+std::string device_list(const std::vector<Device>& devices);
+
+/// A UsageError for an empty list, mixed device types, a device listed
+/// twice or a GPU this machine lacks, and for several devices in a
+/// distributed run (one device per process).
+void check_devices(const std::vector<Device>& devices, bool distributed);
+
 class ModelOnDevices {
  public:
-  /// Moves `model` to devices[0]. A UsageError for an empty list, mixed
-  /// device types, a device listed twice or a GPU this machine lacks, and
-  /// for several devices in a distributed run (one device per process).
+  /// Moves `model` to devices[0], after check_devices().
   /// In a distributed run (`group` given) `ddp_options` configure the
   /// DistributedDataParallel (their process group is `group`).
   ModelOnDevices(nn::Sequential model,

@@ -134,8 +134,10 @@ class Run {
 
  private:
   // What every process does alike before any collective (see
-  // failing_together.h): the output paths, the data, the resumed position.
+  // failing_together.h): the devices, the output paths, the data, the
+  // resumed position.
   void prepare(const io::Checkpoint* resume) {
+    check_devices(config_.devices, group_ != nullptr);
     if (leader_ && !config_.checkpoint_path.empty()) {
       check_writable(config_.checkpoint_path, "checkpoint");
     }
