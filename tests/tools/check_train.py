@@ -53,11 +53,17 @@ def make_dataset(folder):
         write_idx(os.path.join(folder, f"{prefix}-labels-idx1-ubyte.gz"), [count], labels)
 
 
+def fail(message, result=None):
+    """Fails the run with `message`, and a command's output if given."""
+    detail = f"\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}" if result else ""
+    sys.exit(f"FAILED: {message}{detail}")
+
+
 def run(tandem, *args, expect=0):
     result = subprocess.run([tandem, *args], capture_output=True, text=True, timeout=600)
     if result.returncode != expect:
-        sys.exit(f"tandem {' '.join(args)}: exit {result.returncode}, expected {expect}\n"
-                 f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}")
+        fail(f"tandem {' '.join(args)}: exit {result.returncode}, expected {expect}",
+             result)
     return result
 
 

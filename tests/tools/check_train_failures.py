@@ -11,32 +11,13 @@ dataset of check_train.py, and checks each is caught at once:
 Usage: check_train_failures.py PATH_TO_TANDEM"""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_train import make_dataset  # noqa: E402
+from check_train import fail, make_dataset, read, run  # noqa: E402
 
 RUN = ["--model", "mlp", "--epochs", "2", "--batch-size", "64"]
-
-
-def fail(message, result=None):
-    detail = f"\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}" if result else ""
-    sys.exit(f"FAILED: {message}{detail}")
-
-
-def run(tandem, *args, expect=0):
-    result = subprocess.run([tandem, *args], capture_output=True, text=True, timeout=600)
-    if result.returncode != expect:
-        fail(f"tandem {' '.join(args)}: exit {result.returncode}, expected {expect}",
-             result)
-    return result
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def check_paths(tandem, data, work):

@@ -16,35 +16,16 @@ dataset of check_train.py, and checks that a checkpoint holds the whole run:
 
 Usage: check_train_resume.py PATH_TO_TANDEM"""
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_train import make_dataset  # noqa: E402
+from check_train import fail, make_dataset, read, run  # noqa: E402
 import safetensors_edit  # noqa: E402
 
 RUN = ["--model", "mlp", "--epochs", "3", "--batch-size", "64", "--devices",
        "cpu:0,cpu:1", "--optimizer", "adam", "--lr", "0.002", "--dtype", "float64",
        "--seed", "4", "--on-nonfinite", "skip"]
-
-
-def fail(message, result=None):
-    detail = f"\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}" if result else ""
-    sys.exit(f"FAILED: {message}{detail}")
-
-
-def run(tandem, *args, expect=0):
-    result = subprocess.run([tandem, *args], capture_output=True, text=True, timeout=600)
-    if result.returncode != expect:
-        fail(f"tandem {' '.join(args)}: exit {result.returncode}, expected {expect}",
-             result)
-    return result
-
-
-def read(path):
-    with open(path, "rb") as f:
-        return f.read()
 
 
 def stopped_run(tandem, data, work, name, steps):

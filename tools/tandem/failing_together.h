@@ -17,7 +17,9 @@ namespace tandem::cli {
 /// Runs `set_up`, which must call no collective. Without a group it only
 /// runs it. With one, every process must call this at the same point; if
 /// any process's `set_up` threw, the lowest such rank rethrows its error
-/// and every other process throws QuietExit(1).
+/// and every other process throws QuietExit with the exit code that error
+/// gives (2 for a UsageError, else 1), so mpirun's status is the same
+/// whichever process it hears from first.
 void set_up_together(distributed::ProcessGroup* group,
                      const std::function<void()>& set_up);
 
