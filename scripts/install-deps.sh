@@ -16,6 +16,7 @@ packages=(
   clang-format clang-tidy               # the style checks
   clang-14 libclang-rt-14-dev           # libFuzzer for the file-reader fuzz targets
   dataset-fashion-mnist                 # the main job's data
+  iproute2 util-linux                   # tests/multihost: network namespaces (ip netns, unshare)
 )
 
 missing=()
