@@ -198,27 +198,24 @@ void CommLoop::check_done(CollectiveOp& op) {
 
 void CommLoop::check_peer_exits() {
   if (group_->failed() || exiting_) return;
-  CollectiveOp* waiting = nullptr;  // the oldest collective a leaver skips
-  for (auto& op : active_) {
-    if (op->work->seq == 0 || !health_.exited_before(op->work->seq)) continue;
-    if (waiting == nullptr || op->work->seq < waiting->work->seq) waiting = op.get();
-  }
-  if (waiting == nullptr && !unchecked_.empty() &&
-      health_.exited_before(unchecked_.front()->work->seq)) {
-    waiting = unchecked_.front().get();
-  }
-  if (waiting == nullptr) return;
-  const PeerExit leaver = *health_.exited_before(waiting->work->seq);
+  // The application's oldest collective: active_ holds them in the order
+  // they started, unchecked_ those after it. Once it is past a leaver's
+  // last one, it, and every later one, can never complete.
+  CollectiveOp* oldest = active_.empty() ? nullptr : active_.front().get();
+  if (oldest == nullptr && !unchecked_.empty()) oldest = unchecked_.front().get();
+  if (oldest == nullptr) return;
+  const auto leaver = health_.exited_before(oldest->work->seq);
+  if (!leaver) return;
   fail_group(FailureKind::kPeer,
-             detail::str(waiting->work->description,
+             detail::str(oldest->work->description,
                          " failed on ",
                          group_->where(),
                          ": rank ",
-                         leaver.rank,
+                         leaver->rank,
                          " is exiting instead (its last collective is #",
-                         leaver.last,
+                         leaver->last,
                          ")"),
-             waiting,
+             oldest,
              /*notify=*/true);
 }
 

@@ -25,8 +25,7 @@ constexpr int64_t kFlagExiting = 2;
 HealthChannel::HealthChannel(GroupState& group)
     : group_(group),
       recv_buffer_(kMaxMessage + kHeaderWords * sizeof(int64_t)),
-      replies_(static_cast<size_t>(group.size)),
-      exits_(static_cast<size_t>(group.size)) {}
+      replies_(static_cast<size_t>(group.size)) {}
 
 bool HealthChannel::open() {
   open_ = MPI_Irecv(recv_buffer_.data(),
@@ -113,7 +112,10 @@ void HealthChannel::dispatch(int source, int tag, int bytes) {
       }
       break;
     case kTagExit:
-      exits_[static_cast<size_t>(source)] = static_cast<uint64_t>(header[1]);
+      if (const auto last = static_cast<uint64_t>(header[1]);
+          !earliest_exit_ || last < earliest_exit_->last) {
+        earliest_exit_ = PeerExit{source, last};
+      }
       break;
     default:
       break;
@@ -177,14 +179,8 @@ void HealthChannel::notify_exit(uint64_t last) {
 }
 
 std::optional<PeerExit> HealthChannel::exited_before(uint64_t seq) const {
-  std::optional<PeerExit> first;
-  for (size_t r = 0; r < exits_.size(); ++r) {
-    const auto& last = exits_[r];
-    if (last && *last < seq && (!first || *last < first->last)) {
-      first = PeerExit{static_cast<int>(r), *last};
-    }
-  }
-  return first;
+  if (earliest_exit_ && earliest_exit_->last < seq) return earliest_exit_;
+  return std::nullopt;
 }
 
 bool HealthChannel::close(std::chrono::milliseconds budget) {

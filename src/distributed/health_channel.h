@@ -101,8 +101,9 @@ class HealthChannel {
   int64_t query_id_ = 0;
   std::vector<PeerStatus> replies_;
   std::optional<PeerFailure> peer_failure_;
-  /// Indexed by rank: the last collective of a rank that announced its exit.
-  std::vector<std::optional<uint64_t>> exits_;
+  /// Of the ranks that announced their exit, the one whose last collective
+  /// is the lowest: any collective past it waits for that rank too.
+  std::optional<PeerExit> earliest_exit_;
 };
 
 }  // namespace tandem::distributed::detail

@@ -29,11 +29,9 @@ Usage: run_multihost.py --mpiexec PATH [--flags "--allow-run-as-root;--oversubsc
                         TANDEM CASE"""
 import argparse
 import fcntl
-import json
 import os
 import re
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -42,6 +40,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 from check_train import make_dataset  # noqa: E402
+import safetensors_edit  # noqa: E402
 
 AGENT = os.path.join(HERE, "netns_agent.sh")
 RANK = os.path.join(HERE, "rank.sh")
@@ -120,6 +119,17 @@ def processes_in(names):
             continue  # exited; only its status is left for its parent
         found[int(entry)] = (name, comm)
     return found
+
+
+def processes_left_after(seconds):
+    """The processes still in the harness's namespaces once `seconds` have
+    passed (or sooner, once there are none): the daemons finish exiting."""
+    deadline = time.monotonic() + seconds
+    left = processes_in(our_namespaces())
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = processes_in(our_namespaces())
+    return left
 
 
 def describe(pids):
@@ -327,11 +337,7 @@ class Harness:
         seconds = job.end - job.start
         if rc != expect:
             fail(f"{name}: mpirun exit {rc}, expected {expect}", job.output())
-        for _ in range(30):  # up to 3 s for the daemons to finish exiting
-            left = processes_in(our_namespaces())
-            if not left:
-                break
-            time.sleep(0.1)
+        left = processes_left_after(3.0)
         if left:
             fail(f"{name}: processes left after mpirun exited:\n{describe(left)}", job.output())
         return job, seconds
@@ -341,10 +347,7 @@ class Harness:
 
 def tensors(path):
     """{name: (dtype, shape, bytes)} of a safetensors file."""
-    with open(path, "rb") as f:
-        size = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(size))
-        data = f.read()
+    header, data = safetensors_edit.read(path)
     found = {}
     for key, entry in header.items():
         if key == "__metadata__":
@@ -449,12 +452,7 @@ def watch_fault(h, job, fault_time, machines, what, heal=None):
     ends = {r: s[1] for r, s in statuses.items()}
     last_end = max([last_rank_seen, *ends.values()])
     rank_seconds = last_end - fault_time
-    left = {}
-    for _ in range(50):  # up to 5 s for the daemons to finish exiting
-        left = processes_in(our_namespaces())
-        if not left:
-            break
-        time.sleep(0.1)
+    left = processes_left_after(5.0)
     if left:
         fail(f"{what}: processes left in the namespaces after mpirun exited:\n"
              f"{describe(left)}", job.output())

@@ -53,6 +53,14 @@ def make_dataset(folder):
         write_idx(os.path.join(folder, f"{prefix}-labels-idx1-ubyte.gz"), [count], labels)
 
 
+def dataset_in(work):
+    """make_dataset() in a new folder `work`/data; returns the folder."""
+    data = os.path.join(work, "data")
+    os.mkdir(data)
+    make_dataset(data)
+    return data
+
+
 def fail(message, result=None):
     """Fails the run with `message`, and a command's output if given."""
     detail = f"\nstdout:\n{result.stdout}\nstderr:\n{result.stderr}" if result else ""
@@ -146,9 +154,7 @@ def check_errors(tandem, data, work):
 def main(argv):
     tandem = argv[1]
     with tempfile.TemporaryDirectory() as work:
-        data = os.path.join(work, "data")
-        os.mkdir(data)
-        make_dataset(data)
+        data = dataset_in(work)
         check_exact_resume(tandem, data, work, "mlp", "cpu:0,cpu:1", 14)
         check_exact_resume(tandem, data, work, "cnn", "cpu:0", 6)
         check_exact_resume(tandem, data, work, "cnn", "cpu:0,cpu:1", 6)

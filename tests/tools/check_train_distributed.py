@@ -33,7 +33,7 @@ import time
 from array import array
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_train import make_dataset  # noqa: E402
+from check_train import dataset_in  # noqa: E402
 
 COMMON = ["--model", "mlp", "--batch-size", "64", "--seed", "5", "--lr-schedule", "constant"]
 JOB_BOUND = 60.0  # seconds for a killed job to end, start-up included
@@ -272,9 +272,7 @@ def main():
     launch = Launcher(parser.parse_args())
     os.environ["TANDEM_DISTRIBUTED_TIMEOUT"] = "20"
     with tempfile.TemporaryDirectory() as work:
-        data = os.path.join(work, "data")
-        os.mkdir(data)
-        make_dataset(data)
+        data = dataset_in(work)
         check_same_training(launch, data, work)
         check_exact_resume(launch, data, work, 2)
         check_exact_resume(launch, data, work, 3)

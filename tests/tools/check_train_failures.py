@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_train import fail, make_dataset, read, run  # noqa: E402
+from check_train import dataset_in, fail, read, run  # noqa: E402
 
 RUN = ["--model", "mlp", "--epochs", "2", "--batch-size", "64"]
 
@@ -70,9 +70,7 @@ def check_nan_skips(tandem, data, work):
 def main(argv):
     tandem = argv[1]
     with tempfile.TemporaryDirectory() as work:
-        data = os.path.join(work, "data")
-        os.mkdir(data)
-        make_dataset(data)
+        data = dataset_in(work)
         check_paths(tandem, data, work)
         check_nan_stops(tandem, data, work)
         check_nan_skips(tandem, data, work)

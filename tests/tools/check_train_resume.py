@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_train import fail, make_dataset, read, run  # noqa: E402
+from check_train import dataset_in, fail, read, run  # noqa: E402
 import safetensors_edit  # noqa: E402
 
 RUN = ["--model", "mlp", "--epochs", "3", "--batch-size", "64", "--devices",
@@ -100,9 +100,7 @@ def check_damaged_metadata(tandem, work):
 def main(argv):
     tandem = argv[1]
     with tempfile.TemporaryDirectory() as work:
-        data = os.path.join(work, "data")
-        os.mkdir(data)
-        make_dataset(data)
+        data = dataset_in(work)
         straight = os.path.join(work, "straight.safetensors")
         run(tandem, "train", "--data", data, *RUN, "--checkpoint", straight)
         check_resume_alone(tandem, data, work, straight)
