@@ -15,6 +15,7 @@
 #include "tandem/core/cuda.h"
 #include "tandem/core/device.h"
 #include "tandem/core/device_guard.h"
+#include "tandem/core/device_work_time.h"
 #include "tandem/core/dtype.h"
 #include "tandem/core/error.h"
 #include "tandem/core/executor.h"

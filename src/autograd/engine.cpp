@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "autograd/graph_task.h"
+#include "tandem/core/device_work_time.h"
 #include "tandem/core/executor.h"
 #include "tandem/core/warning.h"
 #include "tandem/graph/grad_mode.h"
@@ -53,6 +54,7 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
     tensor_list outputs;
     if (!failed) {
       try {
+        tandem::detail::DeviceWorkScope work(device);
         outputs = detail::evaluate(*task, node, std::move(grads));
       } catch (...) {
         // Straight into the task: a local exception_ptr released after the

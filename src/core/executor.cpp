@@ -1,6 +1,8 @@
 // One persistent thread per device, fed through a queue.
 #include "tandem/core/executor.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "core/spin_wait.h"
@@ -57,6 +60,9 @@ class ThreadExecutor final : public Executor {
 
   void loop() {
     this_thread_executor = this;
+    // "tandem cpu:1" in top -H, gdb and /proc/<pid>/task/<tid>/comm
+    // (bench/balance finds a device's thread by it). At most 15 characters.
+    pthread_setname_np(pthread_self(), ("tandem " + device_.str()).substr(0, 15).c_str());
     DeviceGuard guard(device_);
     for (;;) {
       Job job;

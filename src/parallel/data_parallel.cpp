@@ -1,6 +1,10 @@
 #include "tandem/parallel/data_parallel.h"
 
+#include <algorithm>
+
 #include "tandem/core/device_guard.h"
+#include "tandem/core/wrap_dim.h"
+#include "tandem/parallel/cut_plan.h"
 #include "tandem/parallel/replicate.h"
 #include "tandem/parallel/scatter_gather.h"
 
@@ -11,6 +15,31 @@ std::vector<TensorTree> scatter_inputs(const TensorTree& inputs,
                                        int64_t dim) {
   if (inputs.tensors().empty()) return {inputs};
   return scatter(inputs, devices, dim);
+}
+
+PlannedScatter scatter_planned(const TensorTree& inputs,
+                               const std::vector<Device>& devices,
+                               CutPlan& plan,
+                               int64_t dim) {
+  const std::vector<Tensor> leaves = inputs.tensors();
+  const auto first = std::find_if(
+      leaves.begin(), leaves.end(), [](const Tensor& t) { return t.defined(); });
+  // scatter() names a 0-dimensional input.
+  if (first != leaves.end() && first->dim() == 0) scatter(inputs, devices, dim);
+  const int64_t rows =
+      first == leaves.end() ? 0 : first->size(wrap_dim(dim, first->dim(), "scatter"));
+  if (rows == 0)
+    return {{devices.front()}, scatter_inputs(inputs, {devices.front()}, dim)};
+  const std::vector<int64_t> cut = plan.next(rows);
+  PlannedScatter planned;
+  std::vector<int64_t> sizes;
+  for (size_t i = 0; i < cut.size(); ++i) {
+    if (cut[i] == 0) continue;
+    planned.devices.push_back(devices[i]);
+    sizes.push_back(cut[i]);
+  }
+  planned.inputs = scatter(inputs, planned.devices, sizes, dim);
+  return planned;
 }
 
 TensorTree replicate_apply_gather(const std::shared_ptr<nn::Module>& module,

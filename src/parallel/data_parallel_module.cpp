@@ -22,7 +22,16 @@ DataParallelImpl::DataParallelImpl(std::shared_ptr<Module> module,
   }
   if (device_ids_.empty()) return;
   output_device_ = options.output_device().value_or(device_ids_.front());
-  if (device_ids_.size() == 1) module_->to(device_ids_.front());
+  if (device_ids_.size() == 1) {
+    module_->to(device_ids_.front());
+  } else {
+    cut_plan_.emplace(device_ids_, options.balance(), options.shares());
+  }
+}
+
+std::vector<double> DataParallelImpl::shares() const {
+  if (cut_plan_) return cut_plan_->shares();
+  return std::vector<double>(device_ids_.size(), 1.0);
 }
 
 void DataParallelImpl::check_placement() const {
@@ -43,11 +52,19 @@ void DataParallelImpl::check_placement() const {
 parallel::TensorTree DataParallelImpl::forward(const parallel::TensorTree& input) {
   if (device_ids_.empty()) return forward_(*module_, input);
   check_placement();
-  const std::vector<parallel::TensorTree> scattered =
-      parallel::detail::scatter_inputs(input, device_ids_, dim_);
-  if (device_ids_.size() == 1) return forward_(*module_, scattered.front());
-  return parallel::detail::replicate_apply_gather(
-      module_, forward_, scattered, device_ids_, *output_device_, dim_, &replicas_);
+  if (device_ids_.size() == 1) {
+    return forward_(*module_,
+                    parallel::detail::scatter_inputs(input, device_ids_, dim_).front());
+  }
+  const parallel::detail::PlannedScatter planned =
+      parallel::detail::scatter_planned(input, device_ids_, *cut_plan_, dim_);
+  return parallel::detail::replicate_apply_gather(module_,
+                                                  forward_,
+                                                  planned.inputs,
+                                                  planned.devices,
+                                                  *output_device_,
+                                                  dim_,
+                                                  &replicas_);
 }
 
 Tensor DataParallelImpl::forward(const Tensor& input) {

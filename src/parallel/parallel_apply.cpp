@@ -3,6 +3,7 @@
 #include <exception>
 #include <typeinfo>
 
+#include "tandem/core/device_work_time.h"
 #include "tandem/core/executor.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/nn/module_holder.h"
@@ -74,6 +75,7 @@ std::vector<TensorTree> parallel_apply(
   const bool grad_mode = GradMode::is_enabled();
   const std::vector<std::exception_ptr> errors = run_on_devices(on, [&](size_t i) {
     AutoGradMode mode(grad_mode);
+    tandem::detail::DeviceWorkScope work(on[i]);
     outputs[i] = call(i, inputs[i]);
   });
   for (size_t i = 0; i < errors.size(); ++i) {

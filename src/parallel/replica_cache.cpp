@@ -14,7 +14,7 @@ namespace {
 // Rebuilding replicas' module trees on every forward is what makes
 // PyTorch's DataParallel slow for small models (its pain point 3). A
 // ReplicaCache, which each nn::DataParallel owns, clones the tree once per
-// device list and afterwards only points the replicas' tensors at fresh
+// device and afterwards only points the replicas' tensors at fresh
 // data (replicate.cpp). Nothing is shared between caches or kept
 // process-wide: the replicas live and die with their DataParallel. The
 // cache keeps its replicas while the module is the same one with the same
@@ -28,9 +28,10 @@ namespace {
 // original now is. What a member points to (the elements of a std::vector
 // member, a long string) is not compared; ReplicaCache::clear() forces a
 // rebuild after such a change. The training flag is left out: replicate
-// copies it on every call. The cache holds the module weakly. A request
-// for a prefix of the cached device list (DataParallel's last, short
-// batch) uses the first replicas; a longer list extends them.
+// copies it on every call. The cache holds the module weakly. It keeps one
+// replica per device it was asked for, so a request for some of its
+// devices (DataParallel's last, short batch, or a cut by shares that gives
+// a device no rows) uses theirs, and a new device adds one.
 
 TreeSignature signature_of(const ModuleLayout& layout) {
   TreeSignature s;
@@ -44,35 +45,26 @@ TreeSignature signature_of(const ModuleLayout& layout) {
   return s;
 }
 
-bool is_prefix(const std::vector<Device>& shorter, const std::vector<Device>& longer) {
-  return shorter.size() <= longer.size() &&
-         std::equal(shorter.begin(), shorter.end(), longer.begin());
-}
-
-// Clones `original` for every device of `devices` not yet in `cache`.
-void extend(CachedReplicas& cache,
-            const nn::Module& original,
-            const ModuleLayout& layout,
-            const std::vector<Device>& devices) {
-  for (size_t j = cache.replicas.size(); j < devices.size(); ++j) {
-    std::shared_ptr<nn::Module> copy = original.clone(devices[j]);
-    ModuleLayout copy_layout(*copy);
-    TANDEM_CHECK(copy_layout.modules.size() == layout.modules.size() &&
-                     copy_layout.tensors.size() == layout.tensors.size(),
-                 "replicate: the clone of ",
-                 original.name(),
-                 " has ",
-                 copy_layout.modules.size(),
-                 " modules and ",
-                 copy_layout.tensors.size(),
-                 " parameters and buffers, but the original has ",
-                 layout.modules.size(),
-                 " and ",
-                 layout.tensors.size());
-    for (const auto& m : copy_layout.modules) nn::detail::mark_as_replica(*m);
-    cache.replicas.push_back(Replica{std::move(copy), std::move(copy_layout)});
-  }
-  cache.devices = devices;
+// A replica of `original` on `device`, cloned.
+Replica clone_replica(const nn::Module& original,
+                      const ModuleLayout& layout,
+                      Device device) {
+  std::shared_ptr<nn::Module> copy = original.clone(device);
+  ModuleLayout copy_layout(*copy);
+  TANDEM_CHECK(copy_layout.modules.size() == layout.modules.size() &&
+                   copy_layout.tensors.size() == layout.tensors.size(),
+               "replicate: the clone of ",
+               original.name(),
+               " has ",
+               copy_layout.modules.size(),
+               " modules and ",
+               copy_layout.tensors.size(),
+               " parameters and buffers, but the original has ",
+               layout.modules.size(),
+               " and ",
+               layout.tensors.size());
+  for (const auto& m : copy_layout.modules) nn::detail::mark_as_replica(*m);
+  return Replica{std::move(copy), std::move(copy_layout)};
 }
 
 }  // namespace
@@ -85,20 +77,35 @@ ModuleLayout::ModuleLayout(const nn::Module& module) {
   for (const Tensor& b : module.buffers()) tensors.push_back(b);
 }
 
-std::vector<Replica>& cached_replicas(CachedReplicas& cache,
+std::vector<Replica*> cached_replicas(CachedReplicas& cache,
                                       const std::shared_ptr<nn::Module>& module,
                                       const ModuleLayout& layout,
                                       const std::vector<Device>& devices) {
   TreeSignature signature = signature_of(layout);
-  if (cache.original.lock() != module || cache.signature != signature ||
-      !(is_prefix(devices, cache.devices) || is_prefix(cache.devices, devices))) {
+  if (cache.original.lock() != module || cache.signature != signature) {
     cache.original = module;
     cache.signature = std::move(signature);
     cache.devices.clear();
     cache.replicas.clear();
   }
-  if (!is_prefix(devices, cache.devices)) extend(cache, *module, layout, devices);
-  return cache.replicas;
+  // The k-th request for a device takes that device's k-th replica (a list
+  // may name a device twice: two replicas there).
+  std::vector<size_t> slots;
+  for (size_t j = 0; j < devices.size(); ++j) {
+    const auto earlier = std::count(devices.begin(), devices.begin() + j, devices[j]);
+    size_t slot = 0;
+    for (ptrdiff_t seen = -1; slot < cache.devices.size(); ++slot) {
+      if (cache.devices[slot] == devices[j] && ++seen == earlier) break;
+    }
+    if (slot == cache.devices.size()) {
+      cache.replicas.push_back(clone_replica(*module, layout, devices[j]));
+      cache.devices.push_back(devices[j]);
+    }
+    slots.push_back(slot);
+  }
+  std::vector<Replica*> replicas;
+  for (size_t slot : slots) replicas.push_back(&cache.replicas[slot]);
+  return replicas;
 }
 
 }  // namespace tandem::parallel::detail

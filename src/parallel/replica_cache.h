@@ -51,18 +51,19 @@ struct TreeSignature {
 struct CachedReplicas {
   std::weak_ptr<nn::Module> original;
   TreeSignature signature;
-  /// The devices the replicas were made for, one replica each.
+  /// The devices the replicas were made for, one replica each, in the
+  /// order they were first asked for.
   std::vector<Device> devices;
   std::vector<Replica> replicas;
   /// Held while the replicas are refreshed and handed out.
   std::mutex mutex;
 };
 
-/// The replicas of `module` for `devices` (or for a longer device list
-/// starting with them: use the first devices.size()), reused from `cache`
-/// when it holds them for this module as it is, else built or extended with
-/// Module::clone(device). The caller holds cache.mutex.
-std::vector<Replica>& cached_replicas(CachedReplicas& cache,
+/// The replicas of `module` for `devices`, one each, reused from
+/// `cache` when it holds one for that device and this module as it is,
+/// else made with Module::clone(device). The pointers are valid until the
+/// next call. The caller holds cache.mutex.
+std::vector<Replica*> cached_replicas(CachedReplicas& cache,
                                       const std::shared_ptr<nn::Module>& module,
                                       const ModuleLayout& layout,
                                       const std::vector<Device>& devices);

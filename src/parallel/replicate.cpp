@@ -234,9 +234,7 @@ std::vector<std::shared_ptr<nn::Module>> replicate_module(
   if (cache == nullptr) cache = &this_call.emplace();
   CachedReplicas& cached = *cache->replicas_;
   std::lock_guard<std::mutex> lock(cached.mutex);
-  std::vector<Replica>& made = cached_replicas(cached, module, layout, devices);
-  std::vector<Replica*> replicas;
-  for (size_t j = 0; j < devices.size(); ++j) replicas.push_back(&made[j]);
+  std::vector<Replica*> replicas = cached_replicas(cached, module, layout, devices);
 
   const Distinct originals = distinct_tensors(layout.tensors);
   refresh_tensors(originals, layout.num_parameters, replicas, devices);

@@ -165,14 +165,15 @@ TensorTree gather_tree(const std::vector<TensorTree>& outputs,
 
 }  // namespace
 
-std::vector<Tensor> scatter(const Tensor& input,
-                            const std::vector<Device>& devices,
-                            int64_t dim) {
-  TANDEM_CHECK(input.defined(), "scatter: the input tensor is undefined");
-  TANDEM_CHECK(!devices.empty(), "scatter: expected at least one device");
-  const int64_t d = scatter_dim(input, dim, "the input");
-  std::vector<Tensor> pieces = detail::move_to_devices(
-      input.detach().chunk(static_cast<int64_t>(devices.size()), d), devices);
+namespace {
+
+// `pieces` of `input` (views along `d`) put on `devices`, with one backward
+// node that joins their gradients on the input's device.
+std::vector<Tensor> scatter_pieces(const Tensor& input,
+                                   const std::vector<Tensor>& views,
+                                   const std::vector<Device>& devices,
+                                   int64_t d) {
+  std::vector<Tensor> pieces = detail::move_to_devices(views, devices);
   std::vector<Tensor*> outputs;
   for (Tensor& p : pieces) outputs.push_back(&p);
   const Device source = input.device();
@@ -189,9 +190,64 @@ std::vector<Tensor> scatter(const Tensor& input,
   return pieces;
 }
 
-std::vector<TensorTree> scatter(const TensorTree& inputs,
-                                const std::vector<Device>& devices,
-                                int64_t dim) {
+void check_chunk_sizes(const std::vector<int64_t>& chunk_sizes,
+                       size_t devices,
+                       int64_t rows) {
+  TANDEM_CHECK(chunk_sizes.size() == devices,
+               "scatter: Expected devices and chunk_sizes to be of same length, but got "
+               "len(devices) = ",
+               devices,
+               " and len(chunk_sizes) = ",
+               chunk_sizes.size());
+  int64_t sum = 0;
+  for (size_t i = 0; i < chunk_sizes.size(); ++i) {
+    TANDEM_CHECK(chunk_sizes[i] > 0,
+                 "scatter: Chunk size must be positive, but chunk_sizes[",
+                 i,
+                 "] is ",
+                 chunk_sizes[i]);
+    sum += chunk_sizes[i];
+  }
+  TANDEM_CHECK(sum == rows,
+               "scatter: given chunk sizes don't sum up to the tensor's size "
+               "(sum(chunk_sizes) == ",
+               sum,
+               ", but expected ",
+               rows,
+               ")");
+}
+
+}  // namespace
+
+std::vector<Tensor> scatter(const Tensor& input,
+                            const std::vector<Device>& devices,
+                            int64_t dim) {
+  TANDEM_CHECK(input.defined(), "scatter: the input tensor is undefined");
+  TANDEM_CHECK(!devices.empty(), "scatter: expected at least one device");
+  const int64_t d = scatter_dim(input, dim, "the input");
+  return scatter_pieces(
+      input, input.detach().chunk(static_cast<int64_t>(devices.size()), d), devices, d);
+}
+
+std::vector<Tensor> scatter(const Tensor& input,
+                            const std::vector<Device>& devices,
+                            const std::vector<int64_t>& chunk_sizes,
+                            int64_t dim) {
+  TANDEM_CHECK(input.defined(), "scatter: the input tensor is undefined");
+  TANDEM_CHECK(!devices.empty(), "scatter: expected at least one device");
+  const int64_t d = scatter_dim(input, dim, "the input");
+  check_chunk_sizes(chunk_sizes, devices.size(), input.size(d));
+  return scatter_pieces(input, input.detach().split(chunk_sizes, d), devices, d);
+}
+
+namespace {
+
+// scatter(TensorTree) with the cut `chunk_sizes`, or the chunk rule's when
+// it is empty.
+std::vector<TensorTree> scatter_tree(const TensorTree& inputs,
+                                     const std::vector<Device>& devices,
+                                     const std::vector<int64_t>& chunk_sizes,
+                                     int64_t dim) {
   TANDEM_CHECK(!devices.empty(), "scatter: expected at least one device");
   std::vector<std::pair<std::string, Tensor>> leaves;
   collect_leaves(inputs, "input", leaves);
@@ -214,13 +270,32 @@ std::vector<TensorTree> scatter(const TensorTree& inputs,
                  " (PyTorch would silently drop the extra rows)");
   }
   std::vector<std::vector<Tensor>> pieces;  // [leaf][device]
-  for (const auto& leaf : leaves) pieces.push_back(scatter(leaf.second, devices, dim));
+  for (const auto& leaf : leaves) {
+    pieces.push_back(chunk_sizes.empty()
+                         ? scatter(leaf.second, devices, dim)
+                         : scatter(leaf.second, devices, chunk_sizes, dim));
+  }
   std::vector<TensorTree> result;
   for (size_t i = 0; i < pieces.front().size(); ++i) {
     size_t leaf = 0;
     result.push_back(inputs.map([&](const Tensor&) { return pieces[leaf++][i]; }));
   }
   return result;
+}
+
+}  // namespace
+
+std::vector<TensorTree> scatter(const TensorTree& inputs,
+                                const std::vector<Device>& devices,
+                                int64_t dim) {
+  return scatter_tree(inputs, devices, {}, dim);
+}
+
+std::vector<TensorTree> scatter(const TensorTree& inputs,
+                                const std::vector<Device>& devices,
+                                const std::vector<int64_t>& chunk_sizes,
+                                int64_t dim) {
+  return scatter_tree(inputs, devices, chunk_sizes, dim);
 }
 
 Tensor gather(const std::vector<Tensor>& tensors, Device destination, int64_t dim) {

@@ -33,6 +33,7 @@
 
 namespace tandem::parallel {
 
+class CutPlan;       // cut_plan.h
 class ReplicaCache;  // replicate.h
 
 namespace detail {
@@ -86,6 +87,18 @@ Forward forward_of() {
 std::vector<TensorTree> scatter_inputs(const TensorTree& inputs,
                                        const std::vector<Device>& devices,
                                        int64_t dim);
+
+/// The input cut by `plan` (cut_plan.h): the devices that got rows and
+/// their pieces; a tree without tensors, or an empty batch, goes whole to
+/// devices[0].
+struct PlannedScatter {
+  std::vector<Device> devices;
+  std::vector<TensorTree> inputs;
+};
+PlannedScatter scatter_planned(const TensorTree& inputs,
+                               const std::vector<Device>& devices,
+                               CutPlan& plan,
+                               int64_t dim);
 
 /// replicate onto the first scattered.size() devices (from `cache` when
 /// given), parallel_apply, gather onto `output_device`.

@@ -15,6 +15,12 @@
 //   machine without GPUs). Logical CPU devices are devices: device_ids
 //   {cpu:0, cpu:1} runs two replicas at once.
 // - output_device may be any device, "cpu" included (default device_ids[0]).
+// - The batch is cut by the chunk rule (Balance::kEven), by fixed shares
+//   (shares({3, 1})), or by shares that follow the devices' speed
+//   (Balance::kAuto), re-planned between steps (cut_plan.h). A device whose
+//   share rounds to no rows sits the step out. Whatever the cut, backward
+//   leaves the whole batch's gradient: the loss is taken on the gathered
+//   output.
 //
 //   namespace nn = tandem::nn;
 //   nn::DataParallel dp(nn::Linear(5, 2),
@@ -22,6 +28,10 @@
 //   auto y = dp(x);                 // x: [30, 5] -> two replicas of 15 rows
 //   y.sum().backward();             // gradients in dp->module()'s parameters
 //   auto* fc = dp->module()->as<nn::Linear>();
+//
+//   nn::DataParallel uneven(model, nn::DataParallelOptions()
+//                                      .device_ids({"cpu:0", "cpu:1"})
+//                                      .balance(nn::Balance::kAuto));
 #pragma once
 
 #include <cstdint>
@@ -34,6 +44,7 @@
 #include "tandem/core/tensor.h"
 #include "tandem/nn/module.h"
 #include "tandem/nn/module_holder.h"
+#include "tandem/parallel/cut_plan.h"
 #include "tandem/parallel/data_parallel.h"
 #include "tandem/parallel/replicate.h"
 #include "tandem/parallel/tensor_tree.h"
@@ -57,17 +68,34 @@ class DataParallelOptions {
     dim_ = value;
     return *this;
   }
+  /// Cuts every batch in proportion to these weights, one per device:
+  /// shares({3, 1}) gives device_ids[0] three quarters of the rows. Under
+  /// Balance::kAuto, where the shares start.
+  DataParallelOptions& shares(std::vector<double> weights) {
+    shares_ = std::move(weights);
+    return *this;
+  }
+  /// kEven (the default): the chunk rule, or the fixed shares() if given.
+  /// kAuto: shares that follow each device's measured speed (cut_plan.h).
+  DataParallelOptions& balance(Balance value) {
+    balance_ = value;
+    return *this;
+  }
 
   const std::optional<std::vector<Device>>& device_ids() const noexcept {
     return device_ids_;
   }
   const std::optional<Device>& output_device() const noexcept { return output_device_; }
   int64_t dim() const noexcept { return dim_; }
+  const std::optional<std::vector<double>>& shares() const noexcept { return shares_; }
+  Balance balance() const noexcept { return balance_; }
 
  private:
   std::optional<std::vector<Device>> device_ids_;
   std::optional<Device> output_device_;
   int64_t dim_ = 0;
+  std::optional<std::vector<double>> shares_;
+  Balance balance_ = Balance::kEven;
 };
 
 class DataParallelImpl : public Module {
@@ -95,6 +123,9 @@ class DataParallelImpl : public Module {
   /// Unset when device_ids() is empty.
   const std::optional<Device>& output_device() const noexcept { return output_device_; }
   int64_t dim() const noexcept { return dim_; }
+  /// How each batch is cut over device_ids(), as fractions that sum to 1
+  /// (under kAuto, as the measured speeds have moved them so far).
+  std::vector<double> shares() const;
   /// Drops the replicas, so the next forward clones the module afresh (a
   /// change the cache cannot see: replicate.h).
   void clear_replicas() { replicas_.clear(); }
@@ -110,6 +141,7 @@ class DataParallelImpl : public Module {
   std::vector<Device> device_ids_;
   std::optional<Device> output_device_;
   int64_t dim_ = 0;
+  std::optional<parallel::CutPlan> cut_plan_;  // set when device_ids() has several
   parallel::ReplicaCache replicas_;
 };
 

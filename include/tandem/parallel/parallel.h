@@ -18,11 +18,14 @@
 #pragma once
 
 #include "tandem/parallel/comm.h"
+#include "tandem/parallel/cut_plan.h"
 #include "tandem/parallel/data_parallel.h"
 #include "tandem/parallel/data_parallel_module.h"
 #include "tandem/parallel/parallel_apply.h"
 #include "tandem/parallel/replicate.h"
 #include "tandem/parallel/scatter_gather.h"
+#include "tandem/parallel/share_balancer.h"
+#include "tandem/parallel/shares.h"
 #include "tandem/parallel/tensor_tree.h"
 
 namespace tandem::nn {

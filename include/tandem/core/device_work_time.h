@@ -1,0 +1,44 @@
+// Device work time: a running total, per device, of the time spent on the
+// device's own share of data-parallel work: a replica's forward in
+// parallel_apply and the device's nodes in a multi-device backward. Time a
+// device spends waiting for others, and work done elsewhere for it, are not
+// counted, so the total over one step divided into the rows the device got
+// is its speed. DataParallel's automatic shares read it step to step
+// (tandem/parallel/shares.h).
+//
+// On a CUDA device the scope measures the host thread, which queues kernels
+// and returns: the total then says how long the launches took, not the GPU.
+//
+//   const double before = tandem::device_work_seconds("cpu:1");
+//   ... one DataParallel step ...
+//   const double spent = tandem::device_work_seconds("cpu:1") - before;
+#pragma once
+
+#include <chrono>
+
+#include "tandem/core/device.h"
+
+namespace tandem {
+
+/// Seconds of work `device` has recorded since the process started (0 for
+/// a device beyond the first 64 of its type, which are not recorded).
+double device_work_seconds(Device device);
+
+namespace detail {
+
+/// Adds its lifetime to `device`'s work time.
+class DeviceWorkScope {
+ public:
+  explicit DeviceWorkScope(Device device)
+      : device_(device), start_(std::chrono::steady_clock::now()) {}
+  ~DeviceWorkScope();
+  DeviceWorkScope(const DeviceWorkScope&) = delete;
+  DeviceWorkScope& operator=(const DeviceWorkScope&) = delete;
+
+ private:
+  Device device_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace detail
+}  // namespace tandem
