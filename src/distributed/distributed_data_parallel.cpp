@@ -8,6 +8,7 @@
 #include "distributed/fnv1a.h"
 #include "distributed/model_check.h"
 #include "distributed/nccl_backend.h"
+#include "distributed/rank_balance.h"
 #include "distributed/reducer.h"
 #include "tandem/core/error.h"
 #include "tandem/distributed/errors.h"
@@ -170,6 +171,10 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(
   dist::detail::broadcast_coalesced(*group_, state, 0);
   reducer_ = std::make_unique<dist::detail::Reducer>(
       std::move(managed), std::move(names), group_, reducer_options(options_));
+  if (options_.shares() || options_.balance() == Balance::kAuto) {
+    rank_balance_ = std::make_unique<dist::detail::RankBalance>(
+        *group_, options_.balance(), options_.shares());
+  }
 }
 
 DistributedDataParallelImpl::~DistributedDataParallelImpl() = default;
@@ -185,6 +190,7 @@ parallel::TensorTree DistributedDataParallelImpl::forward(
   if (grad && join_mode_) join_active_forward();
   if (grad) reducer_->prepare_for_forward();
   if (grad && options_.check_replicas_every() > 0) check_replicas();
+  if (grad && rank_balance_ && require_backward_grad_sync_) balance_step(input);
   // Inside a Join only forwards with grad mode on communicate (a joined
   // rank shadows those alone).
   if (require_forward_param_sync_ && options_.broadcast_buffers() &&
@@ -207,6 +213,38 @@ Tensor DistributedDataParallelImpl::forward(const Tensor& input) {
                out.size(),
                " items; pass the input as a TensorTree to get it");
   return out.tensor();
+}
+
+void DistributedDataParallelImpl::balance_step(const parallel::TensorTree& input) {
+  TANDEM_CHECK(!join_mode_,
+               "DistributedDataParallel: shares and balance(kAuto) exchange row counts "
+               "at every forward, which a joined rank cannot take part in; use the even "
+               "cut inside a Join");
+  const std::vector<Tensor> tensors = input.tensors();
+  const int64_t rows =
+      !tensors.empty() && tensors.front().dim() > 0 ? tensors.front().size(0) : 0;
+  const auto end = reducer_->backward_end();
+  const double previous =
+      forward_start_ != decltype(forward_start_){} && end > forward_start_
+          ? std::chrono::duration<double>(end - forward_start_).count()
+          : 0.0;
+  reducer_->set_grad_weight(rank_balance_->step(rows, previous));
+  // After the exchange, whose wait for the other ranks is not computing.
+  forward_start_ = std::chrono::steady_clock::now();
+}
+
+std::vector<int64_t> DistributedDataParallelImpl::cut(int64_t rows) const {
+  if (rank_balance_) return rank_balance_->cut(rows);
+  const int64_t world = group_->size();
+  std::vector<int64_t> parts(static_cast<size_t>(world), rows / world);
+  for (int64_t r = 0; r < rows % world; ++r) ++parts[static_cast<size_t>(r)];
+  return parts;
+}
+
+std::vector<double> DistributedDataParallelImpl::shares() const {
+  if (rank_balance_) return rank_balance_->shares();
+  return std::vector<double>(static_cast<size_t>(group_->size()),
+                             1.0 / static_cast<double>(group_->size()));
 }
 
 void DistributedDataParallelImpl::check_replicas() {

@@ -239,9 +239,10 @@ void Reducer::mark_ready(size_t index) {
   // without zero_grad), as in PyTorch; no gradient counts as zeros.
   const Tensor grad = params_[index].grad();
   if (grad.defined()) {
-    // view = grad / world size, in one pass (in place when .grad is the view).
-    // (A communication hook gets them undivided.)
-    const double scale = hook_ ? 1.0 : 1.0 / static_cast<double>(divisor_);
+    // view = grad * weight / world size, in one pass (in place when .grad
+    // is the view). (A communication hook gets them undivided.)
+    const double scale =
+        hook_ ? grad_weight_ : grad_weight_ / static_cast<double>(divisor_);
     backend::kernels(view.device())
         .unary(backend::UnaryOp::MulScalar, view, grad, Scalar(scale), {});
     if (options_.gradient_as_bucket_view && grad.data_ptr() != view.data_ptr()) {
@@ -334,6 +335,7 @@ void Reducer::register_comm_hook(nn::CommHook hook) {
 void Reducer::finish_backward() {
   NoGradGuard no_grad;
   std::lock_guard<std::mutex> lock(mutex_);
+  backward_end_ = std::chrono::steady_clock::now();
   for (size_t i = 0; i < params_.size(); ++i) {
     if (ready_[i]) continue;
     if (recording_ready_order()) ready_order_.push_back(i);
@@ -406,6 +408,16 @@ void Reducer::set_divisors(int64_t divisor, int64_t expected_users) {
   std::lock_guard<std::mutex> lock(mutex_);
   divisor_ = divisor;
   expected_users_ = expected_users;
+}
+
+void Reducer::set_grad_weight(double weight) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  grad_weight_ = weight;
+}
+
+std::chrono::steady_clock::time_point Reducer::backward_end() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return backward_end_;
 }
 
 void Reducer::end_pass() {

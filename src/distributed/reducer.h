@@ -5,6 +5,7 @@
 // See Note [DDP buckets] in reducer.cpp.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -60,6 +61,14 @@ class Reducer {
   /// fully used when `expected_users` ranks used it (both the world size
   /// outside Join; the active ranks' count inside it).
   void set_divisors(int64_t divisor, int64_t expected_users);
+  /// Multiplies this rank's gradients by `weight` before they are summed
+  /// (1 by default): its share of the batch's rows times the world size,
+  /// so that the average is the whole batch's gradient when the ranks'
+  /// parts differ in size (shares, rank_balance.h).
+  void set_grad_weight(double weight);
+  /// When the last synchronized backward's computing ended (its last
+  /// gradient was ready); the epoch of the clock before the first.
+  std::chrono::steady_clock::time_point backward_end() const;
   /// A joined rank's part of the active ranks' synchronized backward: every
   /// bucket reduced with zeros, in order, the usage check taken alike.
   void shadow_backward();
@@ -113,6 +122,8 @@ class Reducer {
   std::shared_ptr<ProcessGroup> group_;
   ReducerOptions options_;
   int64_t divisor_;
+  double grad_weight_ = 1.0;
+  std::chrono::steady_clock::time_point backward_end_{};
   nn::CommHook hook_;
   Work usage_work_;  // with a hook: the usage flags' own allreduce
   int64_t expected_users_;

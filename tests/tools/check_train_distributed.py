@@ -88,10 +88,13 @@ class Launcher:
         return result
 
     def alone(self, *args):
+        return self.alone_expecting(0, *args)
+
+    def alone_expecting(self, expect, *args):
         result = subprocess.run([self.tandem, *args], capture_output=True, text=True,
                                 timeout=600)
-        if result.returncode != 0:
-            fail(f"tandem {' '.join(args)}: exit {result.returncode}",
+        if result.returncode != expect:
+            fail(f"tandem {' '.join(args)}: exit {result.returncode}, expected {expect}",
                  result.stdout + result.stderr)
         return result
 

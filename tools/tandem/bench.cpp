@@ -25,6 +25,7 @@
 #include <optional>
 #include <vector>
 
+#include "balance_flag.h"
 #include "commands.h"
 #include "launched_group.h"
 #include "model_on_devices.h"
@@ -60,6 +61,7 @@ struct BenchFlags {
   std::string model = "mlp";
   std::optional<int64_t> batch_size;
   std::string devices = "cpu:0";
+  std::string balance = "even";
   int64_t steps = 50;
   int64_t warmup = 5;
   uint64_t seed = 0;
@@ -79,11 +81,13 @@ int run_bench(const BenchFlags& flags) {
   }
   manual_seed(flags.seed);
   Workload work = make_workload(name, batch);
+  const std::vector<Device> devices = parse_device_list(flags.devices);
   ModelOnDevices model(
       work.model,
-      parse_device_list(flags.devices),
+      devices,
       group,
-      nn::DistributedDataParallelOptions().overlap(flags.overlap == "on"));
+      nn::DistributedDataParallelOptions().overlap(flags.overlap == "on"),
+      parse_balance(flags.balance, devices.size()));
   const RowRange mine = rows_of_this_process(group.get(), batch);  // of the global batch
   const Tensor input =
       work.input.narrow(0, mine.begin, mine.length).to(model.devices().front());
@@ -133,14 +137,15 @@ int run_bench(const BenchFlags& flags) {
     peak_rss = rss.item<double>();
     if (group->rank() != 0) return 0;
   }
-  char json[720];
+  char json[900];
   std::snprintf(
       json,
       sizeof json,
       "{\"model\":\"%s\",\"batch_size\":%lld,\"devices\":\"%s\",\"threads\":%lld,"
       "\"steps\":%lld,\"warmup\":%lld,\"median_ms\":%.6g,\"min_ms\":%.6g,"
       "\"max_ms\":%.6g,\"samples_per_second\":%.1f,\"peak_rss_mib\":%.1f,"
-      "\"peak_gpu_mib\":%.1f,\"processes\":%d,\"overlap\":%s}",
+      "\"peak_gpu_mib\":%.1f,\"processes\":%d,\"overlap\":%s,\"balance\":\"%s\","
+      "\"shares\":\"%s\"}",
       name.c_str(),
       static_cast<long long>(batch),
       model.device_list().c_str(),
@@ -154,7 +159,9 @@ int run_bench(const BenchFlags& flags) {
       peak_rss,
       peak_gpu_mib,
       group ? group->size() : 1,
-      flags.overlap == "on" ? "true" : "false");
+      flags.overlap == "on" ? "true" : "false",
+      flags.balance.c_str(),
+      shares_text(model.shares()).c_str());
   std::cout << json << std::endl;
   return 0;
 }
@@ -177,6 +184,7 @@ Action bench_command(CLI::App& command) {
                   flags->devices,
                   "devices, comma-separated (DataParallel over several)")
       ->check(device_list());
+  add_balance_flag(command, flags->balance);
   command.add_option("--steps", flags->steps, "timed steps")->check(whole_number(1));
   command.add_option("--warmup", flags->warmup, "untimed steps first")
       ->check(whole_number(0));

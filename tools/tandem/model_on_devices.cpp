@@ -60,18 +60,26 @@ void check_devices(const std::vector<Device>& devices, bool distributed) {
 ModelOnDevices::ModelOnDevices(nn::Sequential model,
                                std::vector<Device> devices,
                                std::shared_ptr<distributed::ProcessGroup> group,
-                               nn::DistributedDataParallelOptions ddp_options)
+                               nn::DistributedDataParallelOptions ddp_options,
+                               const Balancing& balancing)
     : model_(std::move(model)),
       devices_(std::move(devices)),
       dtype_(model_->parameters().empty() ? kFloat32
                                           : model_->parameters().front().dtype()),
+      balancing_(balancing),
       group_(std::move(group)) {
   check_devices(devices_, group_ != nullptr);
+
   model_->to(devices_.front());
   if (group_) {
-    distributed_ = nn::DistributedDataParallel(model_, ddp_options.process_group(group_));
+    ddp_options.process_group(group_).balance(balancing_.balance);
+    if (balancing_.shares) ddp_options.shares(*balancing_.shares);
+    distributed_ = nn::DistributedDataParallel(model_, ddp_options);
   } else if (devices_.size() > 1) {
-    parallel_ = nn::DataParallel(model_, nn::DataParallelOptions().device_ids(devices_));
+    nn::DataParallelOptions options;
+    options.device_ids(devices_).balance(balancing_.balance);
+    if (balancing_.shares) options.shares(*balancing_.shares);
+    parallel_ = nn::DataParallel(model_, options);
   }
 }
 
@@ -88,6 +96,15 @@ Tensor ModelOnDevices::forward(const Tensor& batch) {
   }
   // Asynchronous from a pinned batch (the trainer's loader pins them).
   return model_->forward(input.to(devices_.front(), /*non_blocking=*/true));
+}
+
+std::vector<double> ModelOnDevices::shares() const {
+  if (distributed_) return distributed_->shares();
+  return parallel_ ? parallel_->shares() : std::vector<double>{1.0};
+}
+
+std::vector<int64_t> ModelOnDevices::cut(int64_t rows) const {
+  return distributed_ ? distributed_->cut(rows) : std::vector<int64_t>{rows};
 }
 
 std::string ModelOnDevices::device_list() const { return cli::device_list(devices_); }

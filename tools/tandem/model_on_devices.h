@@ -12,6 +12,7 @@
 
 #include <memory>
 
+#include "balance_flag.h"
 #include "tandem/core/device.h"
 #include "tandem/core/tensor.h"
 #include "tandem/distributed/distributed_data_parallel.h"
@@ -38,11 +39,13 @@ class ModelOnDevices {
  public:
   /// Moves `model` to devices[0], after check_devices().
   /// In a distributed run (`group` given) `ddp_options` configure the
-  /// DistributedDataParallel (their process group is `group`).
+  /// DistributedDataParallel (their process group is `group`). On several
+  /// devices, `balancing` says how DataParallel cuts each batch.
   ModelOnDevices(nn::Sequential model,
                  std::vector<Device> devices,
                  std::shared_ptr<distributed::ProcessGroup> group = nullptr,
-                 nn::DistributedDataParallelOptions ddp_options = {});
+                 nn::DistributedDataParallelOptions ddp_options = {},
+                 const Balancing& balancing = {});
 
   /// Logits for a batch anywhere (it is moved or split as needed); they
   /// lie on output_device().
@@ -54,6 +57,13 @@ class ModelOnDevices {
   nn::Sequential& model() { return model_; }
   /// "cpu:0,cpu:1"
   std::string device_list() const;
+  /// How each batch is cut over devices(), or in a distributed run over
+  /// the processes, as fractions (one device, one process: {1}).
+  std::vector<double> shares() const;
+  /// Every process's rows of a global batch of `rows` (one process: {rows}).
+  std::vector<int64_t> cut(int64_t rows) const;
+  /// Whether the cut is other than the chunk rule's (shares or auto).
+  bool balanced() const { return !balancing_.even(); }
   /// The distributed run's group, or null.
   const std::shared_ptr<distributed::ProcessGroup>& group() const { return group_; }
   /// The order the gradients became ready in the first synchronized
@@ -64,6 +74,7 @@ class ModelOnDevices {
   nn::Sequential model_;
   std::vector<Device> devices_;
   ScalarType dtype_;  // of the model's parameters; inputs are converted to it
+  Balancing balancing_;
   nn::DataParallel parallel_{nullptr};
   std::shared_ptr<distributed::ProcessGroup> group_;
   nn::DistributedDataParallel distributed_{nullptr};

@@ -107,6 +107,7 @@ void EpochProgress::draw() {
        << mean_loss() << "  "
        << format_rate(elapsed > 0 ? static_cast<double>(samples_) / elapsed : 0.0)
        << "  ETA " << format_duration(eta);
+  if (!note_.empty()) line << "  " << note_;
   if (interactive_) {
     out_ << "\r\033[K" << line.str() << std::flush;
     drawn_ = true;

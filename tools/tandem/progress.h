@@ -1,7 +1,8 @@
 // Progress of a training epoch as the user watches it: on a terminal, one
 // bar redrawn in place (at most ten times a second); otherwise (a log file,
 // CI) a plain line at every tenth of the epoch. Both show the epoch, the
-// step, the running mean loss, samples per second and the time left.
+// step, the running mean loss, samples per second and the time left (and a
+// note such as the current shares of the devices).
 //
 //   EpochProgress progress(std::cout, is_terminal(std::cout), epoch, epochs,
 //                          steps, first_step);
@@ -13,6 +14,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <utility>
 
 namespace tandem::cli {
 
@@ -43,6 +45,8 @@ class EpochProgress {
   /// One step passed over (its loss was not finite): it counts towards
   /// the epoch's steps, not towards the loss or the rate.
   void skip();
+  /// Text shown at the end of the line from now on ("shares 0.67/0.33").
+  void set_note(std::string note) { note_ = std::move(note); }
   /// Clears the bar (interactive) so the epoch's summary line replaces it.
   void finish();
 
@@ -71,6 +75,7 @@ class EpochProgress {
   Clock::time_point start_ = Clock::now();
   Clock::time_point last_draw_{};
   bool drawn_ = false;
+  std::string note_;
 };
 
 }  // namespace tandem::cli

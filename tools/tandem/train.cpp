@@ -27,6 +27,7 @@ struct TrainFlags {
   TrainConfig config;
   std::string dtype = "float32";
   std::string devices;
+  std::string balance = "even";
   std::optional<double> lr;  // default by optimizer
   std::string resume;
 };
@@ -46,6 +47,15 @@ TrainConfig configured(const TrainFlags& flags, const distributed::ProcessGroup*
                  : Device(kCPU)};
   } else {
     config.devices = devices_or_default(flags.devices);
+  }
+  // Under mpirun the shares are the processes'.
+  config.balancing = parse_balance(
+      flags.balance, group ? static_cast<size_t>(group->size()) : config.devices.size());
+  if (group && !config.balancing.even() && config.workers > 0) {
+    throw UsageError(
+        "train: --balance " + flags.balance +
+        " under mpirun moves rows between the processes from step to step, which batches "
+        "made ahead by --workers would miss; use --workers 0 (the default)");
   }
   if (group && config.batch_size < group->size()) {
     throw UsageError(
@@ -89,6 +99,7 @@ Action train_command(CLI::App& command) {
   command.add_option("--model", config.model, "the model")
       ->check(one_of("model", model_names()));
   add_devices_flag(command, flags->devices);
+  add_balance_flag(command, flags->balance);
   command
       .add_option("--dtype",
                   flags->dtype,

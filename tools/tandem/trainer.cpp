@@ -57,6 +57,15 @@ std::string json_number(double value) {
   return std::string(text, end);
 }
 
+// "[0.75, 0.25]"
+std::string json_numbers(const std::vector<double>& values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    text += (i ? ", " : "") + json_number(values[i]);
+  }
+  return text + "]";
+}
+
 std::string plural(int64_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
@@ -101,7 +110,8 @@ class Run {
         model,
         config.devices,
         group_,
-        nn::DistributedDataParallelOptions().grad_ready_order(resumed_ready_order_));
+        nn::DistributedDataParallelOptions().grad_ready_order(resumed_ready_order_),
+        config.balancing);
     optimizer_ =
         make_optimizer(config.optimizer, model_->model()->parameters(), config.lr);
     if (resume) restore(*resume);
@@ -146,15 +156,21 @@ class Run {
     }
     train_ = load_split(config_.data_dir, /*train=*/true);
     test_ = load_split(config_.data_dir, /*train=*/false);
+    data::DataLoaderOptions loading;
+    loading.batch_size(config_.batch_size)
+        .workers(config_.workers)
+        // Workers pin the batches; train_step copies them non_blocking.
+        .pin_memory(config_.devices.front().is_cuda())
+        .shard(group_ ? group_->rank() : 0, group_ ? group_->size() : 1);
+    // Under mpirun with shares, each process reads the rows the plan gives
+    // it (the same plan on every process: DistributedDataParallel::cut).
+    if (group_ && !config_.balancing.even()) {
+      loading.shard_cut([this](int64_t rows) { return model_->cut(rows); });
+    }
     loader_ = data::make_data_loader(
         data::TensorDataset(train_.images, train_.targets),
         data::samplers::RandomSampler(train_.images.size(0), config_.seed),
-        data::DataLoaderOptions()
-            .batch_size(config_.batch_size)
-            .workers(config_.workers)
-            // Workers pin the batches; train_step copies them non_blocking.
-            .pin_memory(config_.devices.front().is_cuda())
-            .shard(group_ ? group_->rank() : 0, group_ ? group_->size() : 1));
+        loading);
     if (resume) {
       position_ = resumed_position(
           *resume, config_.resume_path, config_.epochs, loader_->num_batches());
@@ -259,8 +275,11 @@ class Run {
       // when the parts differ in size (an empty part contributes zeros).
       const Tensor loss =
           cross_entropy(logits, target, Tensor(), rows > 0 ? kMean : kSum);
-      const double weight = static_cast<double>(rows * group_->size()) /
-                            static_cast<double>(batch.global_size);
+      // (With shares DistributedDataParallel weights the gradients itself.)
+      const double weight = model_->balanced()
+                                ? 1.0
+                                : static_cast<double>(rows * group_->size()) /
+                                      static_cast<double>(batch.global_size);
       (weight == 1.0 ? loss : loss * weight).backward();
       Tensor sums = empty({2}, kFloat64);
       sums.data_ptr<double>()[0] = loss.item<double>() * static_cast<double>(rows);
@@ -305,6 +324,8 @@ class Run {
       }
       ++position_.step;
       position_.batch = batch.index + 1;
+      if (model_->balanced())
+        progress_->set_note("shares " + shares_text(model_->shares()));
       if (std::isfinite(loss)) {
         progress_->step(loss, batch.global_size);
       } else {
@@ -351,8 +372,9 @@ class Run {
     out_ << "epoch " << position_.epoch << "/" << config_.epochs << "  train_loss "
          << std::fixed << std::setprecision(4) << train_loss << "  test_loss "
          << test.loss << "  test_accuracy " << test.accuracy << "  "
-         << std::setprecision(0) << rate << " samples/s  " << format_duration(seconds)
-         << "\n";
+         << std::setprecision(0) << rate << " samples/s  " << format_duration(seconds);
+    if (model_->balanced()) out_ << "  shares " << shares_text(model_->shares());
+    out_ << "\n";
     if (metrics.is_open()) {
       metrics << "{\"epoch\": " << position_.epoch
               << ", \"train_loss\": " << json_number(train_loss)
@@ -362,7 +384,8 @@ class Run {
               << ", \"seconds\": " << json_number(seconds)
               << ", \"steps\": " << position_.step
               << ", \"skipped_steps\": " << position_.skipped << ", \"devices\": \""
-              << model_->device_list() << "\"}\n"
+              << model_->device_list()
+              << "\", \"shares\": " << json_numbers(model_->shares()) << "}\n"
               << std::flush;
     }
     return test;

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "balance_flag.h"
 #include "tandem/core/device.h"
 #include "tandem/core/dtype.h"
 #include "tandem/distributed/process_group.h"
@@ -24,6 +25,7 @@ struct TrainConfig {
   std::string model = "mlp";
   ScalarType dtype = kFloat32;  // of the weights and the computation
   std::vector<Device> devices;
+  Balancing balancing;  // how DataParallel cuts each batch over the devices
   int64_t epochs = 10;
   int64_t batch_size = 256;  // the global batch, split across the devices
   std::string optimizer = "sgd";

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <utility>
 #include <vector>
@@ -60,6 +61,32 @@ class BatchPlan {
     const size_t larger = rows.size() % count;  // parts with base + 1 rows
     const size_t start = index * base + std::min(index, larger);
     return rows.subspan(start, base + (index < larger ? 1 : 0));
+  }
+
+  /// Part `index` of `rows` cut into parts[0], parts[1], ... entries in
+  /// order (every part >= 0, summing to rows.size(): checked).
+  static std::span<const size_t> split(std::span<const size_t> rows,
+                                       size_t index,
+                                       const std::vector<int64_t>& parts) {
+    TANDEM_CHECK(index < parts.size(),
+                 "data loader: shard ",
+                 index,
+                 " has no part in a cut of ",
+                 parts.size());
+    size_t start = 0, total = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      TANDEM_CHECK(
+          parts[i] >= 0, "data loader: the shard cut has a negative part ", parts[i]);
+      if (i < index) start += static_cast<size_t>(parts[i]);
+      total += static_cast<size_t>(parts[i]);
+    }
+    TANDEM_CHECK(total == rows.size(),
+                 "data loader: the shard cut's parts sum to ",
+                 total,
+                 " but the batch has ",
+                 rows.size(),
+                 " rows");
+    return rows.subspan(start, static_cast<size_t>(parts[index]));
   }
 
  private:

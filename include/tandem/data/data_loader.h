@@ -45,6 +45,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -117,7 +118,21 @@ class DataLoaderOptions {
   size_t workers() const { return workers_; }
   size_t max_jobs() const { return max_jobs_.value_or(2 * workers_); }
   bool drop_last() const { return drop_last_; }
+  /// With shard(): cut(rows) gives the shards' part sizes of a batch of
+  /// `rows` rows (one per shard, in order, summing to rows) instead of the
+  /// even split: DistributedDataParallel::cut, say, under shares by device
+  /// speed. It is called when a batch is made, which with workers is ahead
+  /// of the consumer: it must give every shard the same parts of the same
+  /// batch, so a cut that changes between steps needs workers(0).
+  DataLoaderOptions& shard_cut(std::function<std::vector<int64_t>(int64_t rows)> cut) {
+    shard_cut_ = std::move(cut);
+    return *this;
+  }
+
   size_t shard_index() const { return shard_index_; }
+  const std::function<std::vector<int64_t>(int64_t)>& shard_cut() const {
+    return shard_cut_;
+  }
   size_t shard_count() const { return shard_count_; }
   bool pin_memory() const { return pin_memory_; }
 
@@ -128,6 +143,7 @@ class DataLoaderOptions {
   bool drop_last_ = false;
   size_t shard_index_ = 0;
   size_t shard_count_ = 1;
+  std::function<std::vector<int64_t>(int64_t)> shard_cut_;
   bool pin_memory_ = false;
 };
 
@@ -248,6 +264,7 @@ class DataLoader {
           plan(std::move(plan_in)),
           shard_index(options.shard_index()),
           shard_count(options.shard_count()),
+          shard_cut(options.shard_cut()),
           pin(pin_in),
           stream(first_batch,
                  plan.num_batches(),
@@ -260,7 +277,10 @@ class DataLoader {
     BatchType make(size_t worker, size_t batch) {
       const std::span<const size_t> whole = plan.batch(batch);
       const std::span<const size_t> part =
-          detail::BatchPlan::split(whole, shard_index, shard_count);
+          shard_cut
+              ? detail::BatchPlan::split(
+                    whole, shard_index, shard_cut(static_cast<int64_t>(whole.size())))
+              : detail::BatchPlan::split(whole, shard_index, shard_count);
       BatchType made = detail::to_loader_batch(
           detail::read_part((*datasets)[worker], whole, part), batch, whole.size());
       if (pin) detail::pin_batch(made);
@@ -271,6 +291,7 @@ class DataLoader {
     detail::BatchPlan plan;
     size_t shard_index;
     size_t shard_count;
+    std::function<std::vector<int64_t>(int64_t)> shard_cut;
     bool pin;
     detail::BatchStream<BatchType> stream;  // last: its workers stop first
   };

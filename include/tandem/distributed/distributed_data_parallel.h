@@ -61,6 +61,7 @@
 // Not here yet: static_graph, SyncBatchNorm, compression hooks, PowerSGD.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -75,9 +76,11 @@
 #include "tandem/nn/module.h"
 #include "tandem/nn/module_holder.h"
 #include "tandem/parallel/data_parallel.h"
+#include "tandem/parallel/shares.h"
 #include "tandem/parallel/tensor_tree.h"
 
 namespace tandem::distributed::detail {
+class RankBalance;
 class Reducer;
 }  // namespace tandem::distributed::detail
 
@@ -153,9 +156,31 @@ class DistributedDataParallelOptions {
     return *this;
   }
 
+  /// Each process takes this share of the global batch, one weight per
+  /// rank (under Balance::kAuto, where the shares start); see balance().
+  DistributedDataParallelOptions& shares(std::vector<double> weights) {
+    shares_ = std::move(weights);
+    return *this;
+  }
+  /// kEven (the default): nothing changes, as PyTorch's DDP, which divides
+  /// the gradients' sum by the world size. With shares() or kAuto, every
+  /// training forward exchanges the ranks' row counts and step times in one
+  /// small allgather; each rank's gradient is weighted by its part of the
+  /// batch (rows * world / total), so the result is the whole batch's
+  /// gradient for a loss that is a mean over the rank's rows, whatever the
+  /// parts; and cut(rows) tells every rank the same planned parts of a
+  /// global batch (under kAuto, following the ranks' measured speeds), for
+  /// the data loader to hand out (DataLoaderOptions::shard_cut).
+  DistributedDataParallelOptions& balance(Balance value) {
+    balance_ = value;
+    return *this;
+  }
+
   const std::shared_ptr<distributed::ProcessGroup>& process_group() const {
     return process_group_;
   }
+  const std::optional<std::vector<double>>& shares() const { return shares_; }
+  Balance balance() const { return balance_; }
   int64_t check_replicas_every() const { return check_replicas_every_; }
   const std::optional<std::vector<Device>>& device_ids() const { return device_ids_; }
   bool broadcast_buffers() const { return broadcast_buffers_; }
@@ -175,6 +200,8 @@ class DistributedDataParallelOptions {
   bool overlap_ = true;
   std::vector<size_t> grad_ready_order_;
   int64_t check_replicas_every_ = 0;
+  std::optional<std::vector<double>> shares_;
+  Balance balance_ = Balance::kEven;
 };
 
 /// What DistributedDataParallel did so far (PyTorch's logging data).
@@ -272,6 +299,13 @@ class DistributedDataParallelImpl : public Module {
   }
   const DistributedDataParallelOptions& options() const noexcept { return options_; }
   DistributedDataParallelStats stats() const;
+  /// Every rank's planned rows of a global batch of `rows` (the same on
+  /// every rank): by the shares, or under kAuto as the measured speeds
+  /// have moved them; with kEven and no shares, DataLoaderOptions::shard's
+  /// split (parts that differ by at most one row, the larger first).
+  std::vector<int64_t> cut(int64_t rows) const;
+  /// The ranks' current shares, as fractions that sum to 1.
+  std::vector<double> shares() const;
   /// Reduces the buckets with `hook` instead of the built-in averaging.
   /// Once, before the first synchronized backward.
   void register_comm_hook(CommHook hook);
@@ -308,6 +342,12 @@ class DistributedDataParallelImpl : public Module {
   bool require_forward_param_sync_ = true;
   std::optional<JoinMode> join_mode_;  // inside a Join
   int64_t replicas_checked_at_ = 0;    // synchronized backwards at the last check
+  // With shares or kAuto; and when the last synchronized forward started.
+  std::unique_ptr<distributed::detail::RankBalance> rank_balance_;
+  std::chrono::steady_clock::time_point forward_start_{};
+  // Exchanges row counts and step times (rank_balance.h); sets the
+  // reducer's gradient weight.
+  void balance_step(const parallel::TensorTree& input);
 };
 
 TANDEM_MODULE(DistributedDataParallel);
