@@ -34,7 +34,8 @@ const std::vector<PanelSpec>& panel_specs() {
 std::string field_list() {
   std::string out;
   for (const PanelSpec& panel : panel_specs())
-    for (const SeriesSpec& s : panel.series) out += (out.empty() ? "" : ", ") + std::string(s.field);
+    for (const SeriesSpec& s : panel.series)
+      out += (out.empty() ? "" : ", ") + std::string(s.field);
   return out;
 }
 
@@ -85,10 +86,10 @@ Chart metrics_chart(const std::vector<MetricsFile>& runs) {
   const bool by_step = std::any_of(runs.begin(), runs.end(), any_step_records);
   Chart chart;
   chart.x_label = by_step ? "step" : "epoch";
-  chart.title = "Training metrics: " +
-                (runs.size() == 1 ? runs.front().path
-                                  : std::to_string(runs.size()) + " runs") +
-                " (against " + chart.x_label + ")";
+  chart.title =
+      "Training metrics: " +
+      (runs.size() == 1 ? runs.front().path : std::to_string(runs.size()) + " runs") +
+      " (against " + chart.x_label + ")";
   for (const MetricsFile& run : runs) chart.runs.push_back(run.path);
 
   std::vector<bool> drawn(runs.size(), false);
@@ -119,8 +120,8 @@ size_t point_count(const Chart& chart) {
   size_t count = 0;
   for (const ChartPanel& panel : chart.panels)
     for (const ChartSeries& s : panel.series)
-      count += static_cast<size_t>(std::count_if(
-          s.points.begin(), s.points.end(), [](const ChartPoint& p) {
+      count += static_cast<size_t>(
+          std::count_if(s.points.begin(), s.points.end(), [](const ChartPoint& p) {
             return std::isfinite(p.y);
           }));
   return count;

@@ -45,7 +45,8 @@ class LineParser {
         const size_t key_at = pos_;
         if (peek() != '"') fail("expected a field name in double quotes");
         const std::string key = string();
-        if (!seen_.insert(key).second) fail_at(key_at, "field \"" + key + "\" appears twice");
+        if (!seen_.insert(key).second)
+          fail_at(key_at, "field \"" + key + "\" appears twice");
         skip_whitespace();
         expect(':', "expected ':' after the field name");
         skip_whitespace();
@@ -120,8 +121,9 @@ class LineParser {
       skip_value(depth + 1);
       skip_whitespace();
     } while (consume(','));
-    expect(close, object ? "expected ',' or '}' after a value"
-                         : "expected ',' or ']' after a value");
+    expect(close,
+           object ? "expected ',' or '}' after a value"
+                  : "expected ',' or ']' after a value");
   }
 
   bool literal(std::string_view word) {
@@ -134,7 +136,7 @@ class LineParser {
     const size_t start = pos_;
     consume('-');
     if (consume('0')) {
-      if (is_digit(peek())) fail("a number has a leading zero");
+      if (is_digit(peek())) fail_at(start, "a number has a leading zero");
     } else if (!digits()) {
       fail("expected a digit");
     }
@@ -144,7 +146,8 @@ class LineParser {
       if (!digits()) fail("expected a digit in the exponent");
     }
     double value = 0;
-    const auto [end, ec] = std::from_chars(text_.data() + start, text_.data() + pos_, value);
+    const auto [end, ec] =
+        std::from_chars(text_.data() + start, text_.data() + pos_, value);
     if (ec != std::errc() || end != text_.data() + pos_)
       fail_at(start, "the number is out of range");
     return value;
@@ -202,7 +205,7 @@ class LineParser {
     unsigned value = 0;
     for (int i = 0; i < 4; ++i, ++pos_) {
       const char c = peek();
-      const int digit = is_digit(c)               ? c - '0'
+      const int digit = is_digit(c)              ? c - '0'
                         : (c >= 'a' && c <= 'f') ? c - 'a' + 10
                         : (c >= 'A' && c <= 'F') ? c - 'A' + 10
                                                  : -1;

@@ -57,7 +57,8 @@ CLI::Validator picture_name() {
 }
 
 std::string html_page(const Chart& chart, const std::string& svg) {
-  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" +
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+         "charset=\"utf-8\">\n<title>" +
          xml_escaped(chart.title) +
          "</title>\n<style>body{margin:0;padding:12px;background:#ffffff}"
          "svg{display:block;max-width:100%;height:auto}</style>\n</head>\n<body>\n" +
@@ -76,7 +77,8 @@ std::string png_of(const std::string& svg) {
   std::rewind(input.get());
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0)
-    throw Error(std::string("cannot make a pipe for rsvg-convert: ") + std::strerror(errno));
+    throw Error(std::string("cannot make a pipe for rsvg-convert: ") +
+                std::strerror(errno));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, ::fileno(input.get()), STDIN_FILENO);
@@ -145,8 +147,8 @@ int run_plot(const PlotFlags& flags) {
     std::string panels;
     for (const ChartPanel& panel : chart.panels)
       panels += (panels.empty() ? "" : ", ") + panel.title;
-    std::cout << "wrote " << flags.out << ": " << panels << " against "
-              << chart.x_label << ", " << runs.size() << (runs.size() == 1 ? " run, " : " runs, ")
+    std::cout << "wrote " << flags.out << ": " << panels << " against " << chart.x_label
+              << ", " << runs.size() << (runs.size() == 1 ? " run, " : " runs, ")
               << point_count(chart) << " points\n";
     return 0;
   } catch (const Error& e) {

@@ -59,7 +59,8 @@ std::string px(double value) {
 }
 
 std::string tick_label(double value, double step) {
-  const int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
+  const int decimals =
+      step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
   char text[48];
   std::snprintf(text, sizeof text, "%.*f", decimals, value == 0 ? 0.0 : value);
   return text;
@@ -85,8 +86,7 @@ Axis axis_over(double lo, double hi, int target, bool integers) {
     lo -= pad;
     hi += pad;
   }
-  if (!std::isfinite(hi - lo))
-    throw Error("the values span more than a chart can show");
+  if (!std::isfinite(hi - lo)) throw Error("the values span more than a chart can show");
   return {nice_ticks(lo, hi, target, integers), 0, 0};
 }
 
@@ -257,8 +257,8 @@ class Drawing {
            << (s.dashed ? "#ffffff" : colour_of(s.run)) << "\" stroke=\""
            << colour_of(s.run) << "\" stroke-width=\"1.5\" data-run=\"" << s.run
            << "\" data-series=\"" << xml_escaped(s.field) << "\" data-line=\"" << p.line
-           << "\" data-x=\"" << exact(p.x) << "\" data-y=\"" << exact(p.y)
-           << "\"><title>" << xml_escaped(run) << " line " << p.line << ": "
+           << "\" data-x=\"" << exact(p.x) << "\" data-y=\"" << exact(p.y) << "\"><title>"
+           << xml_escaped(run) << " line " << p.line << ": "
            << xml_escaped(chart_.x_label) << " " << exact(p.x) << ", "
            << xml_escaped(s.field) << " " << exact(p.y) << "</title></circle>\n";
     }
@@ -291,13 +291,24 @@ std::string xml_escaped(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
       // XML allows no other control characters, not even escaped.
-      default: out += (static_cast<unsigned char>(c) < 0x20 && c != '\t') ? '?' : c;
+      default:
+        out += (static_cast<unsigned char>(c) < 0x20 && c != '\t') ? '?' : c;
     }
   }
   return out;
