@@ -147,9 +147,10 @@ int run_plot(const PlotFlags& flags) {
     std::string panels;
     for (const ChartPanel& panel : chart.panels)
       panels += (panels.empty() ? "" : ", ") + panel.title;
+    const size_t points = point_count(chart);
     std::cout << "wrote " << flags.out << ": " << panels << " against " << chart.x_label
               << ", " << runs.size() << (runs.size() == 1 ? " run, " : " runs, ")
-              << point_count(chart) << " points\n";
+              << points << (points == 1 ? " point\n" : " points\n");
     return 0;
   } catch (const Error& e) {
     throw Error(std::string("plot: ") + e.what());

@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 #include "tandem/core/error.h"
@@ -287,28 +288,18 @@ std::vector<double> nice_ticks(double lo, double hi, int target, bool integers) 
 }
 
 std::string xml_escaped(const std::string& text) {
+  // XML allows no control characters but tab and the line ends, not even
+  // escaped; a file name could hold one.
+  static constexpr std::string_view kSpecial = "&<>\"'";
+  static constexpr const char* kEntities[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"};
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      // XML allows no other control characters, not even escaped.
-      default:
-        out += (static_cast<unsigned char>(c) < 0x20 && c != '\t') ? '?' : c;
+    const size_t special = kSpecial.find(c);
+    if (special != std::string_view::npos) {
+      out += kEntities[special];
+    } else {
+      out += static_cast<unsigned char>(c) < 0x20 && c != '\t' ? '?' : c;
     }
   }
   return out;
