@@ -42,5 +42,6 @@ Action tutorial_command(CLI::App& command);
 Action train_command(CLI::App& command);
 Action eval_command(CLI::App& command);
 Action bench_command(CLI::App& command);
+Action plot_command(CLI::App& command);
 
 }  // namespace tandem::cli

@@ -47,6 +47,9 @@ constexpr Command kCommands[] = {
      train_command},
     {"eval", "test loss and accuracy of a training checkpoint", eval_command},
     {"bench", "time whole training steps on synthetic data (JSON)", bench_command},
+    {"plot",
+     "draw loss, accuracy and samples/s of tandem train --metrics files (SVG, HTML, PNG)",
+     plot_command},
 };
 
 constexpr const char* kVersion = "tandem " TANDEM_VERSION;
