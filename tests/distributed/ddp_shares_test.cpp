@@ -42,10 +42,10 @@ std::vector<double> rising_shares(int world_size) {
 
 TEST(DdpShares, UnevenPartsGiveTheWholeBatchGradient) {
   auto pg = world();
-  Generator g(11);
+  manual_seed(11);
   for (const int64_t rows : {int64_t{12}, int64_t{7}, int64_t{25}}) {
-    const Tensor x = randn({rows, 6}, g).to(kFloat64);
-    const Tensor y = randint(3, {rows}, g);
+    const Tensor x = randn({rows, 6}).to(kFloat64);
+    const Tensor y = randint(3, {rows});
     nn::Sequential reference = make_mlp();
     cross_entropy(reference->forward(x), y).backward();
 
@@ -100,7 +100,7 @@ TEST(DdpShares, AutoMovesRowsAwayFromASlowRank) {
   manual_seed(5);
   SlowLastRank model;
   nn::DistributedDataParallel ddp(
-      model, nn::DistributedDataParallelOptions().balance(Balance::kAuto));
+      model, nn::DistributedDataParallelOptions().balance(nn::Balance::kAuto));
   const int64_t rows = 120;
   const Tensor x = randn({rows, 4});
   for (int step = 0; step < 12; ++step) {

@@ -1,7 +1,7 @@
 """Runs `tandem bench` as bench/vs_pytorch does and checks its one JSON
 object: every field present and sane (min <= median <= max, samples/s
 from the median), for each model and for DataParallel over two CPU
-devices; and that bad flags fail with exit 2 and a message.
+devices, evenly and by shares (--balance 3,1); and that bad flags fail with exit 2 and a message.
 Usage: check_bench.py PATH_TO_TANDEM"""
 import json
 import subprocess
@@ -9,7 +9,7 @@ import sys
 
 FIELDS = {"model", "batch_size", "devices", "threads", "steps", "warmup", "median_ms",
           "min_ms", "max_ms", "samples_per_second", "peak_rss_mib", "peak_gpu_mib",
-          "processes", "overlap"}
+          "processes", "overlap", "balance", "shares"}
 
 
 def expect(condition, what="check failed"):
@@ -45,13 +45,20 @@ def main(tandem):
                 "--warmup", "0", "--threads", "2"), "mlp", 16, "cpu:0", 2, 3)
     check(bench(tandem, "--threads", "2", "bench", "--model", "mlp", "--batch-size", "8",
                 "--devices", "cpu:0,cpu:1", "--steps", "2"), "mlp", 8, "cpu:0,cpu:1", 2, 2)
+    uneven = bench(tandem, "--threads", "2", "bench", "--model", "mlp", "--batch-size", "8",
+                   "--devices", "cpu:0,cpu:1", "--steps", "2", "--balance", "3,1")
+    check(uneven, "mlp", 8, "cpu:0,cpu:1", 2, 2)
+    expect((uneven["balance"], uneven["shares"]) == ("3,1", "0.75/0.25"), uneven)
     check(bench(tandem, "bench", "--model", "cnn", "--batch-size", "4", "--steps", "2",
                 "--threads", "1"), "cnn", 4, "cpu:0", 1, 2)
     for flags, message in [(["--model", "resnet"], "unknown model 'resnet'"),
                            (["--steps", "0"], "--steps: expects a whole number >= 1"),
                            (["--batch-size", "-1"],
                             "--batch-size: expects a whole number >= 1"),
-                           (["--devices", "cpu:0,cpu:0"], "listed twice")]:
+                           (["--devices", "cpu:0,cpu:0"], "listed twice"),
+                           (["--devices", "cpu:0,cpu:1", "--balance", "1"],
+                            "--balance 1: expected one share per device (2 devices)"),
+                           (["--balance", "fast"], "--balance: expected even, auto")]:
         run = subprocess.run([tandem, "bench", *flags], capture_output=True, text=True)
         expect(run.returncode == 2 and message in run.stderr, (flags, run.stderr))
     print("check_bench: ok")

@@ -134,6 +134,23 @@ def check_metrics(tandem, data, work):
             expect(isinstance(m[key], (int, float)), (key, m))
     expect(lines[1]["test_loss"] < lines[0]["test_loss"], lines)  # it learns
     print("metrics: one JSON object per epoch")
+    # Per-step records every 2 steps, between the epochs' records, over two
+    # devices: the steps' loss, rate, each device's busy fraction, shares.
+    run(tandem, "train", "--data", data, "--epochs", "2", "--batch-size", "64",
+        "--devices", "cpu:0,cpu:1", "--balance", "3,1", "--metrics", metrics,
+        "--metrics-every", "2")
+    lines = [json.loads(line) for line in open(metrics)]
+    steps = [m for m in lines if "step" in m]
+    epochs = [m for m in lines if "test_loss" in m]
+    expect([m["epoch"] for m in epochs] == [1, 2], lines)
+    per_epoch = epochs[0]["steps"]
+    expect([m["step"] for m in steps] == list(range(2, 2 * per_epoch + 1, 2)), lines)
+    for m in steps:
+        expect(m["shares"] == [0.75, 0.25], m)
+        expect(len(m["busy"]) == 2 and all(0 < b <= 1.05 for b in m["busy"]), m)
+        expect(m["train_loss"] > 0 and m["samples_per_second"] > 0, m)
+        expect("test_loss" not in m, m)
+    print("metrics: --metrics-every 2 adds per-step records with busy fractions and shares")
 
 
 def check_errors(tandem, data, work):

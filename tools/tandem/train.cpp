@@ -48,6 +48,11 @@ TrainConfig configured(const TrainFlags& flags, const distributed::ProcessGroup*
   } else {
     config.devices = devices_or_default(flags.devices);
   }
+  if (config.metrics_every > 0 && config.metrics_path.empty()) {
+    throw UsageError(
+        "train: --metrics-every writes to the metrics file; name one with --metrics "
+        "FILE");
+  }
   // Under mpirun the shares are the processes'.
   config.balancing = parse_balance(
       flags.balance, group ? static_cast<size_t>(group->size()) : config.devices.size());
@@ -151,6 +156,12 @@ Action train_command(CLI::App& command) {
       "--resume", flags->resume, "continue the run saved in this checkpoint");
   command.add_option(
       "--metrics", config.metrics_path, "JSON Lines file with one object per epoch");
+  command
+      .add_option("--metrics-every",
+                  config.metrics_every,
+                  "also write a record every N steps to --metrics: the steps' loss, "
+                  "samples/s, each device's busy fraction and the shares (0: none)")
+      ->check(whole_number(0));
   return [&command, flags] { return run_train(command, *flags); };
 }
 

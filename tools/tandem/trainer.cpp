@@ -23,6 +23,7 @@
 #include "models.h"
 #include "progress.h"
 #include "run_position.h"
+#include "step_metrics.h"
 #include "tandem/core/error.h"
 #include "tandem/core/generator.h"
 #include "tandem/data/data_loader.h"
@@ -47,23 +48,6 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
   if (name == "adam")
     return std::make_unique<optim::Adam>(params, optim::AdamOptions(lr));
   throw UsageError("unknown optimizer '" + name + "' (expected sgd|adam)");
-}
-
-// The shortest text that reads back as `value` (JSON has no NaN: null).
-std::string json_number(double value) {
-  if (!std::isfinite(value)) return "null";
-  char text[32];
-  auto [end, ec] = std::to_chars(text, text + sizeof text, value);
-  return std::string(text, end);
-}
-
-// "[0.75, 0.25]"
-std::string json_numbers(const std::vector<double>& values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i) {
-    text += (i ? ", " : "") + json_number(values[i]);
-  }
-  return text + "]";
 }
 
 std::string plural(int64_t n, const char* word) {
@@ -120,7 +104,8 @@ class Run {
   int run() {
     describe();
     InterruptScope interrupt;
-    std::ofstream metrics = open_metrics();
+    metrics_ = open_metrics();
+    std::ofstream& metrics = metrics_;
     const auto start = std::chrono::steady_clock::now();
     std::optional<Evaluation> last;
     while (position_.epoch < config_.epochs) {
@@ -334,6 +319,13 @@ class Run {
       }
       position_.loss_sum = progress_->loss_sum();
       position_.samples = progress_->epoch_samples();
+      const std::string record =
+          step_metrics_.step(position_.epoch + 1,
+                             position_.step,
+                             loss,
+                             std::isfinite(loss) ? batch.global_size : 0,
+                             model_->shares());
+      if (!record.empty() && metrics_.is_open()) metrics_ << record << std::flush;
     }
     progress_->finish();
     return true;
@@ -450,6 +442,8 @@ class Run {
   Position position_;
   std::vector<size_t> resumed_ready_order_;  // the checkpoint's, for the DDP
   std::optional<EpochProgress> progress_;
+  std::ofstream metrics_;  // open on the leader when --metrics names a file
+  StepMetrics step_metrics_{config_.metrics_every, config_.devices};
   std::chrono::steady_clock::time_point epoch_start_;
   bool saved_ = false;
   std::string saved_at_;  // where the last checkpoint left the run, or ""

@@ -37,6 +37,7 @@ struct TrainConfig {
   int64_t max_steps = 0;              // stop after this many steps in all; 0: no limit
   std::string checkpoint_path;        // written after every epoch and on a stop
   std::string metrics_path;           // JSON Lines, one object per epoch
+  int64_t metrics_every = 0;          // and one every this many steps (0: none)
   std::string resume_path;            // the checkpoint this run continues, or ""
 };
 
