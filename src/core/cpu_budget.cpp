@@ -1,20 +1,65 @@
 // The core budget, busy-device accounting and the intra-op thread pool.
 #include "tandem/core/cpu_budget.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "core/spin_wait.h"
 #include "tandem/core/error.h"
+#include "tandem/core/warning.h"
 
 namespace tandem {
 namespace {
+
+// Note [Default core budget]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// std::thread::hardware_concurrency() counts the machine's cores, not the
+// ones this process may use: under taskset, a cgroup cpuset (containers,
+// batch schedulers) or a launcher that pins each rank, it would run more
+// threads than it has cores. So the default counts the affinity mask. And
+// LibTorch users set OMP_NUM_THREADS to size torch's pool (torchrun sets
+// it to 1 for every rank): tandem reads it the way LibTorch does (the
+// leading number, so the first level of an OpenMP list "4,2"; a value that
+// is not a positive number is ignored, with a warning), and it wins over
+// the mask, as it does in LibTorch. set_num_threads wins over both.
+
+// The leading positive number of OMP_NUM_THREADS, 0 when unset, -1 when
+// set to something else.
+int64_t omp_num_threads() {
+  const char* value = std::getenv("OMP_NUM_THREADS");
+  if (value == nullptr) return 0;
+  const char* p = value;
+  while (std::isspace(static_cast<unsigned char>(*p))) ++p;
+  int64_t n = 0;
+  const char* digits = p;
+  while (std::isdigit(static_cast<unsigned char>(*p)) && n < (int64_t{1} << 40)) {
+    n = n * 10 + (*p++ - '0');
+  }
+  if (p == digits || n < 1) return -1;
+  return n;
+}
+
+int64_t default_budget() {
+  const int64_t omp = omp_num_threads();
+  if (omp > 0) return omp;
+  if (omp < 0) {
+    warn(std::string("ignoring OMP_NUM_THREADS=") + std::getenv("OMP_NUM_THREADS") +
+         ", which is not a positive number of threads; using the " +
+         std::to_string(available_cores()) + " cores this process may run on");
+  }
+  return available_cores();
+}
 
 // Note [Core budget]
 // ~~~~~~~~~~~~~~~~~~
@@ -37,7 +82,7 @@ namespace {
 // (it runs on every op).
 class Budget {
  public:
-  Budget() : limit_(std::max<int64_t>(1, std::thread::hardware_concurrency())) {}
+  Budget() : limit_(default_budget()) {}
 
   void set_limit(int64_t n) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -192,6 +237,16 @@ void set_num_threads(int64_t n) {
 }
 
 int64_t num_threads() { return budget().limit(); }
+
+int64_t available_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    return std::max<int64_t>(1, CPU_COUNT(&set));
+  }
+  // More CPUs than a cpu_set_t holds (or no affinity support).
+  return std::max<int64_t>(1, std::thread::hardware_concurrency());
+}
 
 int64_t intra_op_threads() { return in_pool_thread ? 1 : budget().share(); }
 

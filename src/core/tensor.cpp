@@ -14,6 +14,17 @@ int64_t Tensor::stride(int64_t dim) const {
   return strides()[wrap_dim(dim, this->dim(), "stride")];
 }
 
+bool Tensor::is_view() const {
+  const std::shared_ptr<TensorImpl> base = impl().view_base();
+  // set_data may since have given either of them other memory.
+  return base != nullptr && base != impl_ && base->storage() == impl().storage();
+}
+
+Tensor Tensor::_base() const {
+  TANDEM_CHECK(is_view(), "_base: the tensor (shape ", sizes(), ") is not a view");
+  return Tensor(impl().view_base());
+}
+
 void Tensor::set_data(const Tensor& data) const {
   TANDEM_CHECK(data.defined(), "set_data: the new data is undefined");
   impl().set_data(data.impl().storage(),

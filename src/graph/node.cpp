@@ -258,20 +258,44 @@ std::shared_ptr<Node> record_function(std::string name,
   return node;
 }
 
-void check_inplace(const Tensor& t, const char* op) {
-  if (!GradMode::is_enabled() || !t.requires_grad()) return;
+void check_inplace(const Tensor& t, const char* op, bool reads_self) {
+  if (!GradMode::is_enabled()) return;
+  // See Note [Writing through a view].
+  if (t.is_view()) {
+    const Tensor base = t._base();
+    if (base.requires_grad()) {
+      TANDEM_CHECK(!base.is_leaf(),
+                   op,
+                   ": a view of a leaf tensor that requires grad is being used in an "
+                   "in-place operation (the view has shape ",
+                   t.sizes(),
+                   ", the leaf ",
+                   base.sizes(),
+                   "); do it under tandem::NoGradGuard, or on a clone");
+      TANDEM_CHECK(base.is_contiguous(),
+                   op,
+                   ": in-place modification of a view (shape ",
+                   t.sizes(),
+                   ") of a non-contiguous tensor that requires grad (shape ",
+                   base.sizes(),
+                   ") is not supported; clone the view first");
+      TANDEM_CHECK(!reads_self || (t.requires_grad() &&
+                                   t.unsafe_impl()->view_version() == t._version()),
+                   op,
+                   ": this view (shape ",
+                   t.sizes(),
+                   ") does not carry its base's current history (it was made under "
+                   "NoGradGuard, before the base required grad, or before the base "
+                   "was last modified in place); take the view again");
+    }
+  }
+  if (!t.requires_grad()) return;
   TANDEM_CHECK(!t.is_leaf(),
                op,
                ": a leaf tensor that requires grad (shape ",
                t.sizes(),
                ") cannot be modified in place; do it under ",
                "tandem::NoGradGuard, or on a clone");
-  TANDEM_CHECK(!t.unsafe_impl()->autograd().is_view,
-               op,
-               ": in-place modification of a view (shape ",
-               t.sizes(),
-               ") of a tensor that requires grad is not supported; clone the ",
-               "view first");
 }
 
 }  // namespace tandem::autograd

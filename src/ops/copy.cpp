@@ -2,6 +2,7 @@
 // a copy to another device sends the gradient back to the source device.
 #include "core/device_services.h"
 #include "ops/op_utils.h"
+#include "ops/write_through_view.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
@@ -83,12 +84,15 @@ Tensor Tensor::clone() const {
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   detail::check_defined("copy_", src, "src");
-  autograd::check_inplace(*this, "copy_");
+  autograd::check_inplace(*this, "copy_", /*reads_self=*/false);
   TANDEM_CHECK(broadcast_shapes(sizes(), src.sizes(), "copy_") == sizes(),
                "copy_: cannot copy a tensor of shape ",
                src.sizes(),
                " into one of shape ",
                sizes());
+  const bool record =
+      autograd::any_requires_grad({&src}) || detail::write_reaches_graph(*this);
+  const Tensor base = record ? detail::written_base(*this, "copy_") : Tensor();
   // Logical CPU devices share the host's memory: the kernel reads the
   // source where it is, with no staging copy.
   const bool same_memory = src.device() == device() || (src.is_cpu() && is_cpu());
@@ -96,25 +100,27 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   Tensor expanded = detail::broadcast_to_raw(source, sizes());
   detail::kernels_for(*this).copy(*this, expanded);
   bump_version();
-  if (autograd::any_requires_grad({&src}) ||
-      (GradMode::is_enabled() && requires_grad())) {
-    const IntList src_sizes = src.sizes();
-    const Device src_device = src.device();
-    const ScalarType src_dtype = src.dtype();
-    bool src_float = src.is_floating_point();
-    auto node = autograd::record_function(
-        "CopyBackwards",
-        {*this, src},
-        {},
-        [src_sizes, src_device, src_dtype, src_float](const autograd::tensor_list& g) {
-          Tensor to_src =
-              src_float ? sum_to(g[0], src_sizes).to(src_device, src_dtype) : Tensor();
-          return autograd::tensor_list{zeros_like(g[0]), to_src};
-        });
-    if (node) {
-      node->add_output_meta(*this);
-      autograd::set_history(*this, node, 0);
-    }
+  if (!record) return *this;
+  if (base.defined() && (base.requires_grad() || autograd::any_requires_grad({&src}))) {
+    detail::record_write_through_view(*this, base, src);
+    return *this;
+  }
+  const IntList src_sizes = src.sizes();
+  const Device src_device = src.device();
+  const ScalarType src_dtype = src.dtype();
+  bool src_float = src.is_floating_point();
+  auto node = autograd::record_function(
+      "CopyBackwards",
+      {*this, src},
+      {},
+      [src_sizes, src_device, src_dtype, src_float](const autograd::tensor_list& g) {
+        Tensor to_src =
+            src_float ? sum_to(g[0], src_sizes).to(src_device, src_dtype) : Tensor();
+        return autograd::tensor_list{zeros_like(g[0]), to_src};
+      });
+  if (node) {
+    node->add_output_meta(*this);
+    autograd::set_history(*this, node, 0);
   }
   return *this;
 }

@@ -4,6 +4,7 @@
 // the copy_ below overwrites it) and copy_ the result in, which records the
 // history rebase. Either way the version counter is bumped.
 #include "ops/op_utils.h"
+#include "ops/write_through_view.h"
 #include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
@@ -146,8 +147,8 @@ Tensor& Tensor::zero_() { return fill_(0); }
 
 Tensor& Tensor::fill_(Scalar value) {
   detail::check_scalar_fits("fill_", value, dtype());
-  autograd::check_inplace(*this, "fill_");
-  if (autograd::any_requires_grad({this})) {
+  autograd::check_inplace(*this, "fill_", /*reads_self=*/false);
+  if (detail::write_reaches_graph(*this)) {
     return copy_(full(sizes(), value, options()));
   }
   detail::kernels_for(*this).fill(*this, value);

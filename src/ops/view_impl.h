@@ -9,16 +9,19 @@
 
 namespace tandem::detail {
 
-// Records `backward` for views made from `x` and marks them as views, so
-// that in-place ops on them (which x's graph would not see) are refused.
+// Marks views made from `x` as views of x's base (x itself when x is not a
+// view), so that a write into them can reach the base's graph (Note
+// [Writing through a view]), and records `backward` for them.
 template <typename F>
 void record_view(const char* node,
                  const Tensor& x,
                  const std::vector<Tensor*>& outs,
                  F&& backward) {
+  std::shared_ptr<TensorImpl> base = x.unsafe_impl()->view_base();
+  if (!x.is_view()) base = x.impl_ptr();
+  for (Tensor* out : outs) out->unsafe_impl()->set_view_base(base, x._version());
   if (!autograd::any_requires_grad({&x})) return;
   autograd::record_function(node, {x}, outs, std::forward<F>(backward));
-  for (Tensor* out : outs) out->unsafe_impl()->autograd().is_view = true;
 }
 
 // Geometry of x.narrow(dim, start, length) without autograd; `dim` wrapped.

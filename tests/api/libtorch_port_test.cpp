@@ -234,3 +234,38 @@ TEST(LibTorchPort, CloneAndStateDictBetweenModels) {
 }
 
 }  // namespace
+
+// ---- Writing into parts of a tensor: x[i] = ..., x.narrow(...) = ... ----
+
+TEST(LibTorchPort, AssigningToIndexedAndNarrowedTensorsWritesThrough) {
+  // One-hot labels, filled element by element.
+  tandem::Tensor labels = tandem::tensor({2, 0, 1});
+  tandem::Tensor one_hot = tandem::zeros({3, 4});
+  for (int64_t i = 0; i < 3; ++i) {
+    one_hot[i][labels[i].item<int64_t>()] = 1;
+  }
+  EXPECT_TRUE(tandem::testing::all_close(
+      one_hot,
+      tandem::testing::from_values(
+          {0, 0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0}, {3, 4}, tandem::kFloat32)));
+
+  // A preallocated output filled step by step, then trained through; the
+  // numbers are PyTorch 1.13's.
+  auto x = tandem::arange(8, tandem::kFloat32).reshape({4, 2}) / 8;
+  auto w = tandem::full({2}, 0.5, tandem::requires_grad());
+  auto out = tandem::zeros({4, 2});
+  for (int64_t t = 0; t < 4; ++t) {
+    out[t] = tandem::tanh(x[t] * w);
+  }
+  out.narrow(/*dim=*/1, /*start=*/1, /*length=*/1) = 0;
+  out.sum().backward();
+  EXPECT_TRUE(tandem::testing::all_close(
+      out.detach(),
+      tandem::testing::from_values(
+          {0, 0, 0.12435299903154373, 0, 0.24491865932941437, 0, 0.35835739970207214, 0},
+          {4, 2},
+          tandem::kFloat32)));
+  EXPECT_TRUE(tandem::testing::all_close(
+      w.grad(),
+      tandem::testing::from_values({1.3698264360427856, 0}, {2}, tandem::kFloat32)));
+}

@@ -65,14 +65,49 @@ TEST(Select, DropsTheDim) {
                         {leaf({3, 4})}));
 }
 
-TEST(Views, InPlaceOnAViewOfATensorThatRequiresGradIsRefused) {
-  Tensor y = leaf({2, 3}) * 2;
-  EXPECT_TRUE(throws_with([&] { y.narrow(0, 0, 1).add_(1); }, "view"));
-  EXPECT_TRUE(throws_with([&] { y.t().mul_(2); }, "view"));
+TEST(Views, InPlaceOnAViewOfATensorThatRequiresGradIsRecordedInTheBase) {
+  // PyTorch 1.13's numbers (see Note [Writing through a view]).
+  Tensor a = iota({2, 3}).requires_grad_();
+  Tensor y = a * 2;
+  y.narrow(0, 0, 1).add_(1);
+  y.t().mul_(2);
+  EXPECT_EQ(values(y), std::vector<double>({2, 6, 10, 12, 16, 20}));
+  (y * iota({2, 3})).sum().backward();
+  EXPECT_EQ(values(a.grad()), std::vector<double>({0, 4, 8, 12, 16, 20}));
   // Without autograd a view is an ordinary tensor.
   Tensor z = iota({2, 3});
   z.narrow(0, 0, 1).add_(1);
   EXPECT_EQ(values(z)[0], 1);
+}
+
+TEST(Views, InPlaceOnAViewWithAnOlderHistoryThanItsBaseIsRefused) {
+  Tensor y = iota({2, 3}).requires_grad_() * 2;
+  Tensor row = y[1];
+  y[0] = 5.0;  // y's history changes; row still reads the older one
+  EXPECT_TRUE(throws_with([&] { row.mul_(2); },
+                          "mul_: this view (shape [3]) does not carry its base's current "
+                          "history"));
+  Tensor again = y[1];
+  again.mul_(2);
+  EXPECT_EQ(values(y)[3], 12);
+  Tensor no_grad_view;
+  {
+    NoGradGuard no_grad;
+    no_grad_view = y[0];
+  }
+  EXPECT_TRUE(throws_with([&] { no_grad_view.add_(1); }, "made under NoGradGuard"));
+  no_grad_view.fill_(1);  // an overwrite needs no old history
+  EXPECT_EQ(values(y)[0], 1);
+}
+
+TEST(Views, IndexingAndAssigningAnOutOfRangeRowNamesTheSize) {
+  Tensor x = iota({3, 4});
+  EXPECT_TRUE(throws_index_error([&] { x[3] = 1.0; }));
+  EXPECT_TRUE(
+      throws_with([&] { x[-4] = ones({4}, kFloat64); },
+                  "select: index -4 is out of range for dimension 0 with size 3"));
+  EXPECT_TRUE(throws_with([] { scalar_tensor(1.0)[0]; },
+                          "select: cannot be applied to a 0-dim tensor"));
 }
 
 // ---- chunk, split ----

@@ -1,9 +1,13 @@
 // The CPU core budget and intra-op parallelism.
 //
-// tandem uses at most num_threads() busy threads for compute (default: all
-// cores). Every busy thread holds a token of that budget: a device's
-// executor takes one before it runs a task (waiting if none is free), and
-// parallel_for's helpers take what is free without waiting. While k devices
+// tandem uses at most num_threads() busy threads for compute. The default
+// is OMP_NUM_THREADS when it is set to a positive number (as in LibTorch;
+// any other value is ignored with a warning), else the cores this process
+// may run on (its affinity mask: taskset, a cgroup cpuset), and
+// set_num_threads (the CLI's --threads) overrides both. Every busy thread
+// holds a token of that budget: a device's executor takes one before it
+// runs a task (waiting if none is free), and parallel_for's helpers take
+// what is free without waiting. While k devices
 // are busy or waiting, each one's ops use up to max(1, num_threads() / k)
 // threads (GEMMs and any parallel_for), so N replicas never oversubscribe
 // the cores, and one device alone gets them all.
@@ -19,9 +23,14 @@
 
 namespace tandem {
 
-/// Sets the core budget (>= 1); default std::thread::hardware_concurrency().
+/// Sets the core budget (>= 1); the default is above.
 void set_num_threads(int64_t n);
 int64_t num_threads();
+/// LibTorch's name for num_threads().
+inline int64_t get_num_threads() { return num_threads(); }
+/// The cores this process may run on: its affinity mask (sched_getaffinity),
+/// which taskset and cgroup cpusets narrow; at least 1.
+int64_t available_cores();
 
 /// How many threads the calling thread's ops may use right now: its
 /// device's share of the budget while devices work concurrently.

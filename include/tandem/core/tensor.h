@@ -42,6 +42,20 @@ class Tensor {
  public:
   Tensor() = default;
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) noexcept = default;
+  ~Tensor() = default;
+
+  // ---- assignment, as in LibTorch ----
+  /// A named tensor rebinds its handle (`a = b` makes a share b's data)...
+  Tensor& operator=(const Tensor& other) & = default;
+  Tensor& operator=(Tensor&& other) & noexcept = default;
+  /// ...while a temporary one writes into the memory it views, so
+  /// `x[1] = y` and `x.narrow(0, 0, 2) = y` copy y (broadcast) into that
+  /// part of x, and `x[0] = 2.5` fills it: copy_ and fill_, with autograd.
+  Tensor& operator=(const Tensor& src) && { return copy_(src); }
+  Tensor& operator=(Tensor&& src) && { return copy_(src); }
+  Tensor& operator=(Scalar value) && { return fill_(value); }
 
   // ---- identity and geometry ----
   bool defined() const { return impl_ != nullptr; }
@@ -159,7 +173,14 @@ class Tensor {
   Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor select(int64_t dim, int64_t index) const;
+  /// x[i] is x.select(0, i): a view; negative indices count from the end.
   Tensor operator[](int64_t index) const { return select(0, index); }
+  /// Whether this tensor views another one's memory (made by a view op
+  /// whose base is still alive; see TensorImpl::view_base).
+  bool is_view() const;
+  /// The tensor this view was made from (the first of a chain of views);
+  /// throws for a tensor that is not a view, as LibTorch's _base does.
+  Tensor _base() const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<Tensor> split(const IntList& split_sizes, int64_t dim = 0) const;
@@ -301,9 +322,6 @@ std::ostream& operator<<(std::ostream& out, const Tensor& t);
 struct AutogradMeta {
   bool requires_grad = false;
   bool retains_grad = false;
-  // Set on tensors made by view ops: an in-place op on such a view cannot be
-  // recorded (its base's graph would not see it), so it is refused.
-  bool is_view = false;
   Tensor grad;
   std::shared_ptr<autograd::Node> grad_fn;
   uint32_t output_nr = 0;

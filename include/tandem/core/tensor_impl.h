@@ -54,6 +54,20 @@ class TensorImpl {
   void set_data(
       Storage storage, ScalarType dtype, IntList sizes, IntList strides, int64_t offset);
 
+  /// Views made by the view ops (narrow, select, t, view, ...) know the
+  /// tensor whose memory they view, the first of a chain of views (PyTorch's
+  /// _base), and the storage's version when their autograd history was last
+  /// brought up to date. Weak: a view keeps neither its base nor the base's
+  /// graph alive; a base that is gone is never read again. See Note [Writing
+  /// through a view].
+  std::shared_ptr<TensorImpl> view_base() const { return view_base_.lock(); }
+  uint32_t view_version() const { return view_version_; }
+  void set_view_base(std::weak_ptr<TensorImpl> base, uint32_t version) {
+    view_base_ = std::move(base);
+    view_version_ = version;
+  }
+  void set_view_version(uint32_t version) { view_version_ = version; }
+
   /// Null until autograd state is first needed.
   AutogradMeta* autograd_meta() const { return autograd_.get(); }
   AutogradMeta& autograd();
@@ -67,6 +81,8 @@ class TensorImpl {
   int64_t numel_;
   bool contiguous_;
   std::unique_ptr<AutogradMeta> autograd_;
+  std::weak_ptr<TensorImpl> view_base_;
+  uint32_t view_version_ = 0;
 };
 
 /// Row-major strides for `sizes`.

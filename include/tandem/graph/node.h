@@ -167,8 +167,11 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t ou
 /// A fresh id for a tensor hook (unique across nodes and leaves).
 size_t new_hook_id();
 
-/// Refuses an in-place op on `t` that autograd could not follow: a leaf that
-/// requires grad, or a view of a tensor that requires grad (with grad mode on).
-void check_inplace(const Tensor& t, const char* op);
+/// Refuses an in-place op on `t` that autograd could not follow (with grad
+/// mode on): a leaf that requires grad, a view of one, a view of a
+/// non-contiguous tensor that requires grad, and, for an op that reads t's
+/// old values (`reads_self`: all but copy_ and fill_), a view that does not
+/// carry its base's current history. See Note [Writing through a view].
+void check_inplace(const Tensor& t, const char* op, bool reads_self = true);
 
 }  // namespace tandem::autograd
