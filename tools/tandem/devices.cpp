@@ -22,8 +22,9 @@ std::string gib(int64_t bytes) {
 }
 
 int run_devices() {
-  std::cout << "core budget: " << num_threads() << " of "
-            << std::thread::hardware_concurrency() << " cores\n";
+  std::cout << "core budget: " << num_threads() << " of " << available_cores()
+            << " cores this process may use (" << std::thread::hardware_concurrency()
+            << " on the machine)\n";
   const blas::Info blas = blas::info();
   std::cout << "blas: " << blas.kernels << " kernels, " << blas.library;
   if (blas.kernels != blas.detected) {

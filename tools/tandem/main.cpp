@@ -96,11 +96,12 @@ int parse_and_run(int argc, char** argv) {
   // The global flags, before or after the command.
   app.fallthrough();
   int64_t threads = 0;
-  CLI::Option* threads_flag =
-      app.add_option("--threads",
-                     threads,
-                     "core budget shared by the CPU devices (default: all cores)")
-          ->check(whole_number(1, kMaxThreads));
+  CLI::Option* threads_flag = app.add_option("--threads",
+                                             threads,
+                                             "core budget shared by the CPU devices "
+                                             "(default: OMP_NUM_THREADS, else the cores "
+                                             "this process may run on)")
+                                  ->check(whole_number(1, kMaxThreads));
   refuse_flags_as_values(app);
   // The commands' flags show their defaults in --help (--threads has none
   // to show: all cores).
