@@ -266,14 +266,19 @@ def check_errors_printed_once(launch, data, work):
     print("errors every process meets: printed once under mpiexec")
 
 
-def main():
+def launcher_from_command_line():
+    """The Launcher the usage line describes; the collectives time out after 20 s."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--numproc-flag", default="-np")
     parser.add_argument("--flags", default="")
     parser.add_argument("tandem")
-    launch = Launcher(parser.parse_args())
     os.environ["TANDEM_DISTRIBUTED_TIMEOUT"] = "20"
+    return Launcher(parser.parse_args())
+
+
+def main():
+    launch = launcher_from_command_line()
     with tempfile.TemporaryDirectory() as work:
         data = dataset_in(work)
         check_same_training(launch, data, work)

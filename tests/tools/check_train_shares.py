@@ -15,15 +15,14 @@ gradients by their rows:
 
 Usage: check_train_shares.py --mpiexec PATH [--numproc-flag -np]
                              [--flags "--allow-run-as-root;--oversubscribe"] TANDEM"""
-import argparse
 import os
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_train import dataset_in  # noqa: E402
-from check_train_distributed import (COMMON, Launcher, fail, model_weights,  # noqa: E402
-                                     worst_relative_difference)
+from check_train_distributed import (COMMON, fail, launcher_from_command_line,  # noqa: E402
+                                     model_weights, worst_relative_difference)
 
 STEPS = 10  # over two epochs of the tiny dataset's batches of 64
 F64 = ["--dtype", "float64", "--epochs", "2"]
@@ -103,13 +102,7 @@ def check_bad_shares(launch, data):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--mpiexec", required=True)
-    parser.add_argument("--numproc-flag", default="-np")
-    parser.add_argument("--flags", default="")
-    parser.add_argument("tandem")
-    launch = Launcher(parser.parse_args())
-    os.environ["TANDEM_DISTRIBUTED_TIMEOUT"] = "20"
+    launch = launcher_from_command_line()
     with tempfile.TemporaryDirectory() as work:
         data = dataset_in(work)
         runs = Runs(launch, data, work)
