@@ -5,6 +5,7 @@
 
 #include "tandem/core/device_work_time.h"
 #include "tandem/core/executor.h"
+#include "tandem/core/profiler.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/nn/module_holder.h"
 
@@ -76,6 +77,7 @@ std::vector<TensorTree> parallel_apply(
   const std::vector<std::exception_ptr> errors = run_on_devices(on, [&](size_t i) {
     AutoGradMode mode(grad_mode);
     tandem::detail::DeviceWorkScope work(on[i]);
+    const profiler::Span span("parallel", "replica forward", on[i]);
     outputs[i] = call(i, inputs[i]);
   });
   for (size_t i = 0; i < errors.size(); ++i) {

@@ -8,6 +8,7 @@
 
 #include "parallel/parallel_utils.h"
 #include "parallel/replica_cache.h"
+#include "tandem/core/profiler.h"
 #include "tandem/core/storage.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/graph/node.h"
@@ -226,6 +227,7 @@ std::vector<std::shared_ptr<nn::Module>> replicate_module(
     ReplicaCache* cache) {
   TANDEM_CHECK(module != nullptr, "replicate: the module is null");
   if (devices.empty()) return {};
+  const profiler::Span span("parallel", "replicate", devices.front());
   const ModuleLayout layout(*module);
   check_one_device(*module, layout.tensors);
   // Without a cache, one that lives for this call: fresh clones. (Made

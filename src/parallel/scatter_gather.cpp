@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "parallel/parallel_utils.h"
+#include "tandem/core/profiler.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/graph/node.h"
 #include "tandem/ops/factory.h"
@@ -173,6 +174,7 @@ std::vector<Tensor> scatter_pieces(const Tensor& input,
                                    const std::vector<Tensor>& views,
                                    const std::vector<Device>& devices,
                                    int64_t d) {
+  const profiler::Span span("parallel", "scatter", input.device());
   std::vector<Tensor> pieces = detail::move_to_devices(views, devices);
   std::vector<Tensor*> outputs;
   for (Tensor& p : pieces) outputs.push_back(&p);
@@ -299,6 +301,7 @@ std::vector<TensorTree> scatter(const TensorTree& inputs,
 }
 
 Tensor gather(const std::vector<Tensor>& tensors, Device destination, int64_t dim) {
+  const profiler::Span span("parallel", "gather", destination);
   const std::vector<Tensor> pieces = gather_pieces(tensors, dim);
   Tensor out = concat_on(pieces, destination, dim);
   IntList sizes;
