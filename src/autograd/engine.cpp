@@ -8,7 +8,6 @@
 #include "autograd/graph_task.h"
 #include "tandem/core/device_work_time.h"
 #include "tandem/core/executor.h"
-#include "tandem/core/profiler.h"
 #include "tandem/core/warning.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
@@ -56,8 +55,6 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
     if (!failed) {
       try {
         tandem::detail::DeviceWorkScope work(device);
-        const profiler::Span span(
-            "autograd", [node] { return node->name(); }, device);
         outputs = detail::evaluate(*task, node, std::move(grads));
       } catch (...) {
         // Straight into the task: a local exception_ptr released after the

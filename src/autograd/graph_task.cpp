@@ -1,5 +1,6 @@
 #include "autograd/graph_task.h"
 
+#include "tandem/core/profiler.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::autograd::detail {
@@ -105,6 +106,8 @@ void compute_needed(GraphTask& task, const std::vector<Edge>& roots) {
 }
 
 tensor_list evaluate(GraphTask& task, Node* node, tensor_list grads) {
+  const profiler::Span span(
+      "autograd", [node] { return node->name(); }, node->device());
   RunningTaskScope running(&task);
   grads.resize(node->output_meta().size());
   node->run_pre_hooks(grads);

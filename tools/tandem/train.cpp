@@ -14,6 +14,7 @@
 #include "model_on_devices.h"
 #include "models.h"
 #include "options.h"
+#include "profile_flag.h"
 #include "resume.h"
 #include "tandem/core/device_guard.h"
 #include "trainer.h"
@@ -30,6 +31,7 @@ struct TrainFlags {
   std::string balance = "even";
   std::optional<double> lr;  // default by optimizer
   std::string resume;
+  std::string profile;
 };
 
 // The run's configuration from the flags (and the checkpoint's settings
@@ -76,6 +78,7 @@ int run_train(CLI::App& command, TrainFlags& flags) {
   std::optional<io::Checkpoint> resume;
   TrainConfig config;
   std::vector<std::string> changes;
+  std::optional<ProfiledRun> profiled;
   set_up_together(group.get(), [&] {
     if (!flags.resume.empty()) {
       resume = io::load_checkpoint(flags.resume);
@@ -88,11 +91,21 @@ int run_train(CLI::App& command, TrainFlags& flags) {
     }
     config = configured(flags, group.get());
     if (resume) changes = check_same_run(config, *resume, flags.resume);
+    profiled.emplace(flags.profile, group ? group->rank() : -1);
   });
-  if (!group || group->rank() == 0) {
+  const bool reports = !group || group->rank() == 0;
+  if (reports) {
     for (const std::string& change : changes) std::cout << change << "\n";
   }
-  return train(config, std::move(resume), std::cout, group);
+  int code = 0;
+  try {
+    code = train(config, std::move(resume), std::cout, group);
+  } catch (...) {
+    profiled->finish(std::cout, false);  // what was recorded up to the failure
+    throw;
+  }
+  profiled->finish(std::cout, reports);
+  return code;
 }
 
 }  // namespace
@@ -152,6 +165,7 @@ Action train_command(CLI::App& command) {
   command.add_option("--checkpoint",
                      config.checkpoint_path,
                      "checkpoint file, written every epoch and on a stop");
+  add_profile_flag(command, flags->profile);
   command.add_option(
       "--resume", flags->resume, "continue the run saved in this checkpoint");
   command.add_option(
