@@ -15,6 +15,8 @@ const Kernels& cpu_kernels() {
     k.fill = cpu::fill;
     k.unary = cpu::unary;
     k.binary = cpu::binary;
+    k.activation = cpu::activation;
+    k.activation_backward = cpu::activation_backward;
     k.where = cpu::where;
     k.reduce_dim = cpu::reduce_dim;
     k.gemm = cpu::gemm;

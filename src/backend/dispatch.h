@@ -66,6 +66,20 @@ enum class BinaryOp {
 
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 
+/// The pointwise activations of the activation kernels, with the meaning
+/// of their two parameters (a, b); the formulas are in
+/// backend/activation_math.h, shared by every backend.
+enum class Activation {
+  LeakyRelu,   // a: negative_slope
+  Elu,         // a: alpha, b: scale (SELU is Elu with its constants)
+  Silu,        // x * sigmoid(x)
+  Mish,        // x * tanh(softplus(x))
+  Softplus,    // a: beta, b: threshold
+  Hardtanh,    // a: min_val, b: max_val
+  LogSigmoid,  // log(sigmoid(x))
+  Softsign,    // x / (1 + |x|)
+};
+
 /// What nll_loss_forward returns besides the per-sample losses.
 struct NllLossSums {
   double loss = 0;    // sum of loss_i
@@ -134,6 +148,20 @@ struct Kernels {
                  const Tensor& a,
                  const Tensor& b,
                  Scalar param) = nullptr;
+  // out = f(in) for the activation `kind` with parameters a, b; float32 and
+  // float64, shapes equal (in may be expanded or be out itself)
+  void (*activation)(Activation kind,
+                     const Tensor& out,
+                     const Tensor& in,
+                     double a,
+                     double b) = nullptr;
+  // grad_in = grad_out * f'(in), shapes equal
+  void (*activation_backward)(Activation kind,
+                              const Tensor& grad_in,
+                              const Tensor& grad_out,
+                              const Tensor& in,
+                              double a,
+                              double b) = nullptr;
   // out = cond ? a : b
   void (*where)(const Tensor& out,
                 const Tensor& cond,

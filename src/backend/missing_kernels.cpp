@@ -16,6 +16,8 @@ namespace {
   X(fill)                      \
   X(unary)                     \
   X(binary)                    \
+  X(activation)                \
+  X(activation_backward)       \
   X(where)                     \
   X(reduce_dim)                \
   X(gemm)                      \

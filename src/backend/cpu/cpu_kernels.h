@@ -13,6 +13,14 @@ void fill(const Tensor& out, Scalar value);
 void unary(UnaryOp op, const Tensor& out, const Tensor& in, Scalar a, Scalar b);
 void binary(
     BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, Scalar param);
+void activation(
+    Activation kind, const Tensor& out, const Tensor& in, double a, double b);
+void activation_backward(Activation kind,
+                         const Tensor& grad_in,
+                         const Tensor& grad_out,
+                         const Tensor& in,
+                         double a,
+                         double b);
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
 void reduce_dim(
     ReduceOp op, const Tensor& out, const Tensor& indices, const Tensor& in, int64_t dim);
