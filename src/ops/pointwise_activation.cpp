@@ -107,7 +107,8 @@ Tensor apply(const char* op, const Kind& k, const Tensor& x) {
 }
 
 // In place: the kernel overwrites x when nothing records; otherwise the
-// result is copied in (recorded through copy_, as relu_).
+// result is copied in (recorded through copy_, as relu_). The backward
+// reads the input, which the copy overwrites, so it saves a clone of it.
 Tensor& apply_(const char* op, const Kind& k, Tensor& x) {
   detail::check_defined(op, x, "input");
   detail::check_floating(op, x, "input");
@@ -117,7 +118,7 @@ Tensor& apply_(const char* op, const Kind& k, Tensor& x) {
     x.bump_version();
     return x;
   }
-  return x.copy_(apply(op, k, x));
+  return x.copy_(apply(op, k, x.clone()));
 }
 
 Kind elu_kind(double alpha) { return {Activation::Elu, alpha, 1.0, "EluBackward"}; }
