@@ -44,6 +44,8 @@ const Kernels& cpu_kernels() {
     k.bernoulli = cpu::bernoulli;
     k.sgd_step = cpu::sgd_step;
     k.adam_step = cpu::adam_step;
+    k.rmsprop_step = cpu::rmsprop_step;
+    k.adagrad_step = cpu::adagrad_step;
     return k;
   }();
   return table;

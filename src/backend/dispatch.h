@@ -123,6 +123,28 @@ struct AdamStepArgs {
   int64_t step = 0;
 };
 
+/// One RMSprop step's hyper-parameters (PyTorch 1.13's single-tensor
+/// RMSprop).
+struct RmspropStepArgs {
+  double lr = 0;
+  double alpha = 0;
+  double eps = 0;
+  double weight_decay = 0;
+  double momentum = 0;
+  bool centered = false;
+};
+
+/// One Adagrad step's hyper-parameters (PyTorch 1.13's single-tensor
+/// Adagrad).
+struct AdagradStepArgs {
+  double lr = 0;
+  double lr_decay = 0;
+  double weight_decay = 0;
+  double eps = 0;
+  /// The step number after this step's increment (1 on the first step).
+  int64_t step = 0;
+};
+
 struct Kernels {
   // out <- src, converting dtype; shapes equal (src may be expanded)
   void (*copy)(const Tensor& out, const Tensor& src) = nullptr;
@@ -302,6 +324,16 @@ struct Kernels {
                     const Tensor& exp_avg_sq,
                     const Tensor& max_exp_avg_sq,
                     const AdamStepArgs& args) = nullptr;
+  void (*rmsprop_step)(const Tensor& param,
+                       const Tensor& grad,
+                       const Tensor& square_avg,
+                       const Tensor& momentum_buffer,
+                       const Tensor& grad_avg,
+                       const RmspropStepArgs& args) = nullptr;
+  void (*adagrad_step)(const Tensor& param,
+                       const Tensor& grad,
+                       const Tensor& sum,
+                       const AdagradStepArgs& args) = nullptr;
 };
 
 /// The kernels for `device`'s type; throws when tandem was built without it.

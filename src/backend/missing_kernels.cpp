@@ -44,7 +44,9 @@ namespace {
   X(randint)                   \
   X(bernoulli)                 \
   X(sgd_step)                  \
-  X(adam_step)
+  X(adam_step)                 \
+  X(rmsprop_step)              \
+  X(adagrad_step)
 
 // A kernel's name as a template argument.
 template <size_t N>

@@ -130,4 +130,53 @@ void adam_step(const char* op,
   param.bump_version();
 }
 
+void rmsprop_step(const char* op,
+                  const Tensor& param,
+                  const Tensor& grad,
+                  Tensor& square_avg,
+                  Tensor& momentum_buffer,
+                  Tensor& grad_avg,
+                  const RMSpropStepArgs& args) {
+  check_param_and_grad(op, param, grad);
+  const Tensor g = grad.contiguous();
+  const bool with_momentum = args.momentum > 0;
+  if (!square_avg.defined()) square_avg = zeros(param.sizes(), options_like(param));
+  if (with_momentum && !momentum_buffer.defined()) {
+    momentum_buffer = zeros(param.sizes(), options_like(param));
+  }
+  if (args.centered && !grad_avg.defined()) {
+    grad_avg = zeros(param.sizes(), options_like(param));
+  }
+  check_state(op, "square_avg", square_avg, param);
+  if (with_momentum) check_state(op, "momentum_buffer", momentum_buffer, param);
+  if (args.centered) check_state(op, "grad_avg", grad_avg, param);
+  const backend::RmspropStepArgs step{
+      args.lr, args.alpha, args.eps, args.weight_decay, args.momentum, args.centered};
+  backend::kernels(param.device())
+      .rmsprop_step(param,
+                    g,
+                    square_avg,
+                    with_momentum ? momentum_buffer : Tensor(),
+                    args.centered ? grad_avg : Tensor(),
+                    step);
+  param.bump_version();
+}
+
+void adagrad_step(const char* op,
+                  const Tensor& param,
+                  const Tensor& grad,
+                  Tensor& sum,
+                  const AdagradStepArgs& args) {
+  check_param_and_grad(op, param, grad);
+  const Tensor g = grad.contiguous();
+  if (!sum.defined()) {
+    sum = full(param.sizes(), args.initial_accumulator_value, options_like(param));
+  }
+  check_state(op, "sum", sum, param);
+  const backend::AdagradStepArgs step{
+      args.lr, args.lr_decay, args.weight_decay, args.eps, args.step};
+  backend::kernels(param.device()).adagrad_step(param, g, sum, step);
+  param.bump_version();
+}
+
 }  // namespace tandem::optim::detail

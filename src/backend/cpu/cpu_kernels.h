@@ -112,5 +112,15 @@ void adam_step(const Tensor& param,
                const Tensor& exp_avg_sq,
                const Tensor& max_exp_avg_sq,
                const AdamStepArgs& args);
+void rmsprop_step(const Tensor& param,
+                  const Tensor& grad,
+                  const Tensor& square_avg,
+                  const Tensor& momentum_buffer,
+                  const Tensor& grad_avg,
+                  const RmspropStepArgs& args);
+void adagrad_step(const Tensor& param,
+                  const Tensor& grad,
+                  const Tensor& sum,
+                  const AdagradStepArgs& args);
 
 }  // namespace tandem::backend::cpu

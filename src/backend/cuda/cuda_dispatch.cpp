@@ -41,6 +41,8 @@ const Kernels* cuda_kernel_table() {
     k.bernoulli = cuda::bernoulli;
     k.sgd_step = cuda::sgd_step;
     k.adam_step = cuda::adam_step;
+    k.rmsprop_step = cuda::rmsprop_step;
+    k.adagrad_step = cuda::adagrad_step;
     return k;
   }();
   return &table;
