@@ -49,7 +49,8 @@ TANDEM_ACTIVATION_FN T sigmoid(T x) {
 // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)).
 template <typename T>
 TANDEM_ACTIVATION_FN T softplus(T x) {
-  return (x > T(0) ? x : T(0)) + TANDEM_ACTIVATION_MATH(log1p)(TANDEM_ACTIVATION_MATH(exp)(-abs(x)));
+  return (x > T(0) ? x : T(0)) +
+         TANDEM_ACTIVATION_MATH(log1p)(TANDEM_ACTIVATION_MATH(exp)(-abs(x)));
 }
 
 /// f(x) for the activation K with parameters a, b (see backend::Activation).
@@ -70,7 +71,8 @@ TANDEM_ACTIVATION_FN T forward(T x, T a, T b) {
     // clamp: NaN stays NaN.
     return x < a ? a : (x > b ? b : x);
   } else if constexpr (K == Activation::LogSigmoid) {
-    return (x < T(0) ? x : T(0)) - TANDEM_ACTIVATION_MATH(log1p)(TANDEM_ACTIVATION_MATH(exp)(-abs(x)));
+    return (x < T(0) ? x : T(0)) -
+           TANDEM_ACTIVATION_MATH(log1p)(TANDEM_ACTIVATION_MATH(exp)(-abs(x)));
   } else {
     static_assert(K == Activation::Softsign);
     return x / (T(1) + abs(x));

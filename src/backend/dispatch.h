@@ -150,11 +150,8 @@ struct Kernels {
                  Scalar param) = nullptr;
   // out = f(in) for the activation `kind` with parameters a, b; float32 and
   // float64, shapes equal (in may be expanded or be out itself)
-  void (*activation)(Activation kind,
-                     const Tensor& out,
-                     const Tensor& in,
-                     double a,
-                     double b) = nullptr;
+  void (*activation)(
+      Activation kind, const Tensor& out, const Tensor& in, double a, double b) = nullptr;
   // grad_in = grad_out * f'(in), shapes equal
   void (*activation_backward)(Activation kind,
                               const Tensor& grad_in,

@@ -164,7 +164,8 @@ Tensor kl_div(const Tensor& input,
     const Tensor safe = where(target == 0, ones_like(target), target);
     losses = target * log(safe) - target * input;
   }
-  if (reduction != Reduction::BatchMean) return detail::reduce_loss(op, losses, reduction);
+  if (reduction != Reduction::BatchMean)
+    return detail::reduce_loss(op, losses, reduction);
   // PyTorch's batchmean: the sum over the batch size (the sum for a 0-dim input).
   const Tensor total = sum(losses);
   return input.dim() == 0 ? total : total / static_cast<double>(input.sizes()[0]);

@@ -15,8 +15,6 @@ Tensor reduce_loss(const char* op, const Tensor& losses, Reduction reduction);
 
 /// A pointwise loss's operands: both defined, on one device, a floating
 /// input and a target of the input's shape.
-void check_pointwise_loss_args(const char* op,
-                               const Tensor& input,
-                               const Tensor& target);
+void check_pointwise_loss_args(const char* op, const Tensor& input, const Tensor& target);
 
 }  // namespace tandem::detail

@@ -165,7 +165,8 @@ Tensor mish(const Tensor& x) {
 
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   TANDEM_CHECK(beta != 0, "softplus: beta must be non-zero, got 0");
-  return apply("softplus", {Activation::Softplus, beta, threshold, "SoftplusBackward"}, x);
+  return apply(
+      "softplus", {Activation::Softplus, beta, threshold, "SoftplusBackward"}, x);
 }
 
 Tensor hardtanh(const Tensor& x, double min_val, double max_val) {

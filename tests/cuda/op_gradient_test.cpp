@@ -129,7 +129,9 @@ std::vector<OpCase> elementwise_cases() {
       {"hardtanh", {F({37, 129})}, [](L in) { return hardtanh(in[0], -0.7, 1.2); }},
       {"log_sigmoid_broadcast",
        {F({37, 1})},
-       [](L in) { return log_sigmoid(in[0].expand({37, 129})); }},
+       [](L in) {
+         return log_sigmoid(in[0].expand({37, 129}));
+       }},
       {"softsign", {F({37, 129})}, [](L in) { return softsign(in[0]); }},
       {"prelu", {F({8, 16, 9}), F({16})}, [](L in) { return prelu(in[0], in[1]); }},
       {"dropout_eval", {F({3, 4})}, [](L in) { return dropout(in[0], 0.5, false); }},
@@ -320,11 +322,15 @@ std::vector<OpCase> loss_cases() {
        }},
       {"bce_weight_sum",
        {F({64, 10}), F({64, 10}), W({10})},
-       [](L in) { return binary_cross_entropy(sigmoid(in[0]), sigmoid(in[1]), in[2], kSum); }},
+       [](L in) {
+         return binary_cross_entropy(sigmoid(in[0]), sigmoid(in[1]), in[2], kSum);
+       }},
       {"smooth_l1_loss_none",
        {F({64, 10}), F({64, 10})},
        [](L in) { return smooth_l1_loss(in[0], in[1], kNone, 0.5); }},
-      {"huber_loss", {F({64, 10}), F({64, 10})}, [](L in) { return huber_loss(in[0], in[1]); }},
+      {"huber_loss",
+       {F({64, 10}), F({64, 10})},
+       [](L in) { return huber_loss(in[0], in[1]); }},
       {"kl_div_batchmean",
        {F({64, 10}), F({64, 10})},
        [](L in) { return kl_div(log_softmax(in[0], 1), softmax(in[1], 1), kBatchMean); }},

@@ -50,9 +50,8 @@ TEST(ActivationModules, ForwardIsTheOp) {
   EXPECT_TRUE(all_close(nn::Mish()(x), tandem::mish(x)));
   EXPECT_TRUE(all_close(nn::Softplus(nn::SoftplusOptions().beta(2).threshold(5))(x),
                         tandem::softplus(x, 2, 5)));
-  EXPECT_TRUE(
-      all_close(nn::Hardtanh(nn::HardtanhOptions().min_val(-0.5).max_val(0.5))(x),
-                tandem::hardtanh(x, -0.5, 0.5)));
+  EXPECT_TRUE(all_close(nn::Hardtanh(nn::HardtanhOptions().min_val(-0.5).max_val(0.5))(x),
+                        tandem::hardtanh(x, -0.5, 0.5)));
   EXPECT_TRUE(all_close(nn::LogSigmoid()(x), tandem::log_sigmoid(x)));
   EXPECT_TRUE(all_close(nn::Softsign()(x), tandem::softsign(x)));
   EXPECT_TRUE(all_close(F::leaky_relu(x, F::LeakyReLUFuncOptions().negative_slope(0.3)),
@@ -94,22 +93,26 @@ TEST(ActivationModules, PReLUOwnsItsSlopes) {
   EXPECT_TRUE(all_close(prelu->weight.grad(), negatives));
   EXPECT_TRUE(throws_with([] { nn::PReLU(nn::PReLUOptions().num_parameters(0)); },
                           "PReLU: num_parameters must be at least 1, got 0"));
-  EXPECT_TRUE(throws_with([&] { prelu(tandem::randn({2, 4})); },
-                          "prelu: weight has 3 parameters but input of shape [2, 4]"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        prelu(tandem::randn({2, 4}));
+      },
+      "prelu: weight has 3 parameters but input of shape [2, 4]"));
 }
 
 TEST(ActivationModules, Printing) {
-  nn::Sequential seq(nn::LeakyReLU(),
-                     nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2).inplace(true)),
-                     nn::ELU(),
-                     nn::SELU(),
-                     nn::SiLU(),
-                     nn::Mish(),
-                     nn::Softplus(nn::SoftplusOptions().beta(2)),
-                     nn::Hardtanh(nn::HardtanhOptions().min_val(-2).inplace(true)),
-                     nn::PReLU(nn::PReLUOptions().num_parameters(4)),
-                     nn::LogSigmoid(),
-                     nn::Softsign());
+  nn::Sequential seq(
+      nn::LeakyReLU(),
+      nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2).inplace(true)),
+      nn::ELU(),
+      nn::SELU(),
+      nn::SiLU(),
+      nn::Mish(),
+      nn::Softplus(nn::SoftplusOptions().beta(2)),
+      nn::Hardtanh(nn::HardtanhOptions().min_val(-2).inplace(true)),
+      nn::PReLU(nn::PReLUOptions().num_parameters(4)),
+      nn::LogSigmoid(),
+      nn::Softsign());
   EXPECT_EQ(printed(seq),
             "Sequential(\n"
             "  (0): LeakyReLU(negative_slope=0.01)\n"
@@ -148,13 +151,14 @@ TEST(LossModules, ForwardIsTheOp) {
   Tensor p = tandem::sigmoid(x);
   EXPECT_TRUE(all_close(nn::BCELoss()(p, y), tandem::binary_cross_entropy(p, y)));
   Tensor pw = tandem::full({3}, 2.0);
-  nn::BCEWithLogitsLoss bce(nn::BCEWithLogitsLossOptions().pos_weight(pw).reduction(
-      tandem::kSum));
-  EXPECT_TRUE(all_close(bce(x, y),
-                        tandem::binary_cross_entropy_with_logits(x, y, {}, pw, tandem::kSum)));
-  EXPECT_TRUE(all_close(F::binary_cross_entropy_with_logits(
-                            x, y, F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(pw)),
-                        tandem::binary_cross_entropy_with_logits(x, y, {}, pw)));
+  nn::BCEWithLogitsLoss bce(
+      nn::BCEWithLogitsLossOptions().pos_weight(pw).reduction(tandem::kSum));
+  EXPECT_TRUE(all_close(
+      bce(x, y), tandem::binary_cross_entropy_with_logits(x, y, {}, pw, tandem::kSum)));
+  EXPECT_TRUE(
+      all_close(F::binary_cross_entropy_with_logits(
+                    x, y, F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(pw)),
+                tandem::binary_cross_entropy_with_logits(x, y, {}, pw)));
   EXPECT_TRUE(all_close(nn::L1Loss()(x, y), tandem::l1_loss(x, y)));
   EXPECT_TRUE(all_close(nn::SmoothL1Loss(nn::SmoothL1LossOptions().beta(0.5))(x, y),
                         tandem::smooth_l1_loss(x, y, tandem::kMean, 0.5)));

@@ -20,22 +20,21 @@ TEST(CompositeLoss, BinaryCrossEntropyMatchesPyTorch) {
   Tensor y = from_values({0.0, 1.0, 1.0, 0.3}, {2, 2});
   EXPECT_NEAR(binary_cross_entropy(x, y).item<double>(), 0.6025593846064649, 1e-15);
   // Probabilities of exactly 0 and 1: each log is clamped at -100.
-  EXPECT_DOUBLE_EQ(binary_cross_entropy(from_values({0.0, 1.0}, {2}),
-                                        from_values({1.0, 0.0}, {2}),
-                                        {},
-                                        kSum)
-                       .item<double>(),
-                   200.0);
+  EXPECT_DOUBLE_EQ(
+      binary_cross_entropy(
+          from_values({0.0, 1.0}, {2}), from_values({1.0, 0.0}, {2}), {}, kSum)
+          .item<double>(),
+      200.0);
 }
 
 TEST(CompositeLoss, BinaryCrossEntropyWithLogitsIsStable) {
   Tensor logits = from_values({-3.0, 0.5, 40.0, -100.0}, {2, 2});
   Tensor y = from_values({0.0, 1.0, 1.0, 0.3}, {2, 2});
-  EXPECT_TRUE(all_close(binary_cross_entropy_with_logits(logits, y, {}, {}, kNone),
-                        from_values({0.048587351573741965, 0.4740769841801067, 0.0, 30.0},
-                                    {2, 2}),
-                        1e-14,
-                        1e-15));
+  EXPECT_TRUE(all_close(
+      binary_cross_entropy_with_logits(logits, y, {}, {}, kNone),
+      from_values({0.048587351573741965, 0.4740769841801067, 0.0, 30.0}, {2, 2}),
+      1e-14,
+      1e-15));
   EXPECT_TRUE(all_close(
       binary_cross_entropy_with_logits(
           logits, y, {}, from_values({2.0, 0.5}, {2}), kNone),
@@ -76,24 +75,20 @@ TEST(CompositeLoss, KlDivReductions) {
   Tensor p = from_values({0.5, 0.5, 0.0, 1.0}, {2, 2});
   Tensor none = kl_div(log_q, p, kNone);
   // p log(p / q), and 0 where p is 0.
-  EXPECT_TRUE(all_close(none,
-                        from_values({0.5 * std::log(2.0),
-                                     0.5 * std::log(2.0 / 3),
-                                     0.0,
-                                     std::log(2.0)},
-                                    {2, 2}),
-                        1e-15,
-                        1e-15));
+  EXPECT_TRUE(all_close(
+      none,
+      from_values({0.5 * std::log(2.0), 0.5 * std::log(2.0 / 3), 0.0, std::log(2.0)},
+                  {2, 2}),
+      1e-15,
+      1e-15));
   const double total = none.sum().item<double>();
   EXPECT_NEAR(kl_div(log_q, p, kSum).item<double>(), total, 1e-15);
   EXPECT_NEAR(kl_div(log_q, p, kMean).item<double>(), total / 4, 1e-15);
   EXPECT_NEAR(kl_div(log_q, p, kBatchMean).item<double>(), total / 2, 1e-15);
   // log_target: the target given as log-probabilities; the zero is -inf.
   Tensor log_p = log(from_values({0.5, 0.5, 0.25, 0.75}, {2, 2}));
-  EXPECT_TRUE(all_close(kl_div(log_q, log_p, kNone, true),
-                        kl_div(log_q, exp(log_p), kNone),
-                        1e-15,
-                        1e-15));
+  EXPECT_TRUE(all_close(
+      kl_div(log_q, log_p, kNone, true), kl_div(log_q, exp(log_p), kNone), 1e-15, 1e-15));
   // A zero target has a finite gradient (0) in both operands.
   Tensor pg = p.clone().requires_grad_();
   Tensor qg = log_q.clone().requires_grad_();
@@ -127,8 +122,9 @@ TEST(CompositeLoss, PairLossesMatchPyTorch) {
 
 TEST(CompositeLoss, Errors) {
   Tensor x = zeros({4, 3}, kFloat64), y = zeros({4, 1}, kFloat64);
-  EXPECT_TRUE(throws_with([&] { l1_loss(x, y); },
-                          "l1_loss: expected target of the input's shape [4, 3], got [4, 1]"));
+  EXPECT_TRUE(
+      throws_with([&] { l1_loss(x, y); },
+                  "l1_loss: expected target of the input's shape [4, 3], got [4, 1]"));
   EXPECT_TRUE(throws_with([&] { binary_cross_entropy_with_logits(x, y); },
                           "binary_cross_entropy_with_logits: expected target of the "
                           "input's shape [4, 3], got [4, 1]"));
@@ -150,11 +146,12 @@ TEST(CompositeLoss, Errors) {
                           "mse_loss: reduction batchmean is only for kl_div"));
   EXPECT_TRUE(throws_with([&] { l1_loss(x, x, kBatchMean); },
                           "l1_loss: reduction batchmean is only for kl_div"));
+  EXPECT_TRUE(throws_with([&] { cross_entropy(x, zeros({4}, kInt64), {}, kBatchMean); },
+                          "cross_entropy: reduction batchmean"));
   EXPECT_TRUE(throws_with(
-      [&] { cross_entropy(x, zeros({4}, kInt64), {}, kBatchMean); },
-      "cross_entropy: reduction batchmean"));
-  EXPECT_TRUE(throws_with(
-      [&] { cosine_embedding_loss(x, zeros({4, 2}, kFloat64), zeros({4}, kFloat64)); },
+      [&] {
+        cosine_embedding_loss(x, zeros({4, 2}, kFloat64), zeros({4}, kFloat64));
+      },
       "cosine_embedding_loss: expected input1 and input2 of one shape, got [4, 3] and "
       "[4, 2]"));
   EXPECT_TRUE(throws_with(
@@ -164,8 +161,11 @@ TEST(CompositeLoss, Errors) {
   EXPECT_TRUE(throws_with(
       [&] { margin_ranking_loss(zeros({3}), zeros({3}), zeros({4})); },
       "margin_ranking_loss: expected target of the inputs' shape [3], got [4]"));
-  EXPECT_TRUE(throws_with([&] { kl_div(x, zeros({4, 3})); },
-                          "kl_div: expected target of dtype float64"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        kl_div(x, zeros({4, 3}));
+      },
+      "kl_div: expected target of dtype float64"));
 }
 
 }  // namespace

@@ -65,10 +65,8 @@ TEST(PointwiseActivation, MatchesPyTorch) {
                                     {5}),
                         1e-14,
                         1e-15));
-  EXPECT_TRUE(all_close(hardtanh(points()),
-                        from_values({-1.0, -0.5, 0.0, 0.5, 1.0}, {5}),
-                        0,
-                        0));
+  EXPECT_TRUE(
+      all_close(hardtanh(points()), from_values({-1.0, -0.5, 0.0, 0.5, 1.0}, {5}), 0, 0));
   EXPECT_TRUE(all_close(log_sigmoid(points()),
                         from_values({-3.0485873515737421,
                                      -0.97407698418010669,
@@ -119,8 +117,14 @@ TEST(PointwiseActivation, StableFarFromZero) {
 TEST(PointwiseActivation, NanPropagates) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Tensor x = from_values({nan}, {1});
-  for (const Tensor& y : {leaky_relu(x), elu(x), silu(x), mish(x), softplus(x),
-                          hardtanh(x), log_sigmoid(x), softsign(x)}) {
+  for (const Tensor& y : {leaky_relu(x),
+                          elu(x),
+                          silu(x),
+                          mish(x),
+                          softplus(x),
+                          hardtanh(x),
+                          log_sigmoid(x),
+                          softsign(x)}) {
     EXPECT_TRUE(std::isnan(y.item<double>()));
   }
 }
@@ -173,12 +177,20 @@ TEST(PointwiseActivation, Errors) {
                           "hardtanh: expected min_val <= max_val, got min_val=1"));
   EXPECT_TRUE(throws_with([] { softplus(points(), 0.0); }, "softplus: beta"));
   EXPECT_TRUE(throws_with(
-      [] { prelu(zeros({2, 4, 3}, kFloat64), full({3}, 0.25, kFloat64)); },
+      [] {
+        prelu(zeros({2, 4, 3}, kFloat64), full({3}, 0.25, kFloat64));
+      },
       "prelu: weight has 3 parameters but input of shape [2, 4, 3] has 4 channels"));
-  EXPECT_TRUE(throws_with([] { prelu(zeros({2, 3}), full({3}, 0.25, kFloat64)); },
-                          "prelu: expected weight of dtype float32"));
-  EXPECT_TRUE(throws_with([] { prelu(zeros({2, 3}), zeros({3, 1})); },
-                          "prelu: expected weight of shape [1] or [channels], got [3, 1]"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        prelu(zeros({2, 3}), full({3}, 0.25, kFloat64));
+      },
+      "prelu: expected weight of dtype float32"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        prelu(zeros({2, 3}), zeros({3, 1}));
+      },
+      "prelu: expected weight of shape [1] or [channels], got [3, 1]"));
 }
 
 }  // namespace

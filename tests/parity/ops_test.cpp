@@ -56,9 +56,8 @@ OpCase mse_loss_case(Reduction reduction) {
 
 // A loss of (input, target) with no further tensor operands.
 OpCase pointwise_loss_case(std::function<Tensor(const Tensor&, const Tensor&)> f) {
-  return [f](const Inputs& in) {
-    return std::vector<Tensor>{f(in("input"), in("target"))};
-  };
+  return
+      [f](const Inputs& in) { return std::vector<Tensor>{f(in("input"), in("target"))}; };
 }
 
 OpCase bce_case(bool weighted, Reduction reduction) {
@@ -80,10 +79,10 @@ OpCase bce_with_logits_case(bool weighted, bool pos_weighted, Reduction reductio
 }
 
 // (input1, input2, target) losses with a margin.
-OpCase pair_loss_case(Tensor (*f)(const Tensor&, const Tensor&, const Tensor&, double,
-                                  Reduction),
-                      double margin,
-                      Reduction reduction) {
+OpCase pair_loss_case(
+    Tensor (*f)(const Tensor&, const Tensor&, const Tensor&, double, Reduction),
+    double margin,
+    Reduction reduction) {
   return [=](const Inputs& in) {
     return std::vector<Tensor>{
         f(in("input1"), in("input2"), in("target"), margin, reduction)};
@@ -194,7 +193,6 @@ const std::map<std::string, OpCase>& op_cases() {
       {"softplus", unary([](const Tensor& x) { return softplus(x); })},
       {"softplus_beta_threshold",
        unary([](const Tensor& x) { return softplus(x, 2.0, 3.0); })},
-      {"softplus_large", unary([](const Tensor& x) { return softplus(x, 1.0, 1000.0); })},
       {"hardtanh", unary([](const Tensor& x) { return hardtanh(x); })},
       {"hardtanh_range", unary([](const Tensor& x) { return hardtanh(x, -0.5, 1.5); })},
       {"logsigmoid", unary([](const Tensor& x) { return log_sigmoid(x); })},
@@ -227,7 +225,8 @@ const std::map<std::string, OpCase>& op_cases() {
       {"smooth_l1_loss", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
          return smooth_l1_loss(x, y);
        })},
-      {"smooth_l1_loss_beta_sum", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+      {"smooth_l1_loss_beta_sum",
+       pointwise_loss_case([](const Tensor& x, const Tensor& y) {
          return smooth_l1_loss(x, y, kSum, 0.5);
        })},
       {"smooth_l1_loss_beta0_none",
@@ -256,9 +255,9 @@ const std::map<std::string, OpCase>& op_cases() {
        pointwise_loss_case([](const Tensor& x, const Tensor& y) {
          return kl_div(x, y, kBatchMean, /*log_target=*/true);
        })},
-      {"kl_div_zero_target_sum", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
-         return kl_div(x, y, kSum);
-       })},
+      {"kl_div_zero_target_sum",
+       pointwise_loss_case(
+           [](const Tensor& x, const Tensor& y) { return kl_div(x, y, kSum); })},
       {"cosine_embedding_loss", pair_loss_case(cosine_embedding_loss, 0.0, kMean)},
       {"cosine_embedding_loss_margin_sum",
        pair_loss_case(cosine_embedding_loss, -0.2, kSum)},

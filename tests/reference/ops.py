@@ -122,9 +122,10 @@ def define_cases():
     act("hardtanh", lambda x: F.hardtanh(x))
     act("hardtanh_range", lambda x: F.hardtanh(x, -0.5, 1.5))
     act("logsigmoid", lambda x: F.logsigmoid(x), scale=3.0)
-    # Beyond exp's float32 range (|x| > 88): the stable forms stay finite.
+    # Beyond exp's float32 range (|x| > 88): PyTorch's log_sigmoid is stable,
+    # as tandem's is. (Its softplus is not: log1p(exp(x)) is inf there in
+    # float32 when the threshold is raised, where tandem's stays x.)
     act("logsigmoid_large", lambda x: F.logsigmoid(x), scale=60.0)
-    act("softplus_large", lambda x: F.softplus(x, threshold=1000.0), scale=60.0)
     act("softsign", lambda x: F.softsign(x))
     case("prelu", F.prelu,
          {"input": randn("prelu.x", 2, 3, 4, scale=2.0),

@@ -13,8 +13,7 @@ void fill(const Tensor& out, Scalar value);
 void unary(UnaryOp op, const Tensor& out, const Tensor& in, Scalar a, Scalar b);
 void binary(
     BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, Scalar param);
-void activation(
-    Activation kind, const Tensor& out, const Tensor& in, double a, double b);
+void activation(Activation kind, const Tensor& out, const Tensor& in, double a, double b);
 void activation_backward(Activation kind,
                          const Tensor& grad_in,
                          const Tensor& grad_out,

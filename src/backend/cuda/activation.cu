@@ -36,9 +36,8 @@ void activation(
     Activation kind, const Tensor& out, const Tensor& in, double a, double b) {
   cudaStream_t stream = prepare(out);
   dispatch_floating(out.dtype(), "activation", [&]<typename T>() {
-    dispatch_activation(kind, [&]<Activation K>() {
-      forward_typed<K, T>(stream, out, in, a, b);
-    });
+    dispatch_activation(
+        kind, [&]<Activation K>() { forward_typed<K, T>(stream, out, in, a, b); });
   });
 }
 

@@ -93,9 +93,7 @@ Tensor SiLUImpl::forward(const Tensor& input) { return silu(input); }
 
 Tensor MishImpl::forward(const Tensor& input) { return mish(input); }
 
-SoftplusImpl::SoftplusImpl(const SoftplusOptions& options) : options(options) {
-  reset();
-}
+SoftplusImpl::SoftplusImpl(const SoftplusOptions& options) : options(options) { reset(); }
 
 void SoftplusImpl::reset() {
   TANDEM_CHECK(options.beta() != 0, "Softplus: beta must be non-zero, got 0");
@@ -110,9 +108,7 @@ Tensor SoftplusImpl::forward(const Tensor& input) {
   return softplus(input, options.beta(), options.threshold());
 }
 
-HardtanhImpl::HardtanhImpl(const HardtanhOptions& options) : options(options) {
-  reset();
-}
+HardtanhImpl::HardtanhImpl(const HardtanhOptions& options) : options(options) { reset(); }
 
 void HardtanhImpl::reset() {
   TANDEM_CHECK(options.max_val() > options.min_val(),

@@ -108,7 +108,8 @@ Tensor CosineEmbeddingLossImpl::forward(const Tensor& input1,
 Tensor MarginRankingLossImpl::forward(const Tensor& input1,
                                       const Tensor& input2,
                                       const Tensor& target) {
-  return margin_ranking_loss(input1, input2, target, options.margin(), options.reduction());
+  return margin_ranking_loss(
+      input1, input2, target, options.margin(), options.reduction());
 }
 
 }  // namespace tandem::nn

@@ -6,7 +6,8 @@
 //   auto l = F::nll_loss(logp, y, F::NLLLossFuncOptions().reduction(tandem::kNone));
 //   tandem::nn::BCEWithLogitsLoss bce(
 //       tandem::nn::BCEWithLogitsLossOptions().pos_weight(tandem::full({3}, 2.0)));
-//   tandem::nn::KLDivLoss kl(tandem::nn::KLDivLossOptions().reduction(tandem::kBatchMean));
+//   tandem::nn::KLDivLoss kl(
+//       tandem::nn::KLDivLossOptions().reduction(tandem::kBatchMean));
 #pragma once
 
 #include <cstdint>
