@@ -27,11 +27,11 @@ namespace tandem::profiler {
 namespace detail {
 
 std::atomic<bool> g_recording{false};
-
-namespace {
-
+// Guards g_events and the start and stop of a session.
 std::mutex g_mutex;
 std::vector<Event> g_events;
+
+namespace {
 
 struct ThreadIdentity {
   uint64_t number;
@@ -64,52 +64,63 @@ void record(Event event) {
   if (g_recording.load(std::memory_order_relaxed)) g_events.push_back(std::move(event));
 }
 
-std::vector<Event> take_events() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  return g_events;
-}
-
-void clear_events() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_events.clear();
-}
-
 }  // namespace detail
 
 void Span::begin(std::string_view category, std::string_view name, Device device) {
-  active_ = true;
-  event_.category = category;
-  event_.name = name;
-  event_.device = device;
-  event_.start_ns = detail::now_ns();
+  event_.emplace();
+  event_->category = category;
+  event_->name = name;
+  event_->device = device;
+  event_->start_ns = detail::now_ns();
 }
 
 void Span::end() {
-  event_.end_ns = detail::now_ns();
-  detail::record(std::move(event_));
+  event_->end_ns = detail::now_ns();
+  detail::record(std::move(*event_));
 }
 
 Session::Session() {
+  std::lock_guard<std::mutex> lock(detail::g_mutex);
   TANDEM_CHECK(
       !detail::g_recording.load(),
       "profiler::Session: another session is recording; one at a time in a process");
-  detail::clear_events();
+  detail::g_events.clear();
   detail::g_recording.store(true);
 }
 
-Session::~Session() { stop(); }
+namespace {
 
-void Session::stop() {
-  std::lock_guard<std::mutex> lock(detail::g_mutex);
-  detail::g_recording.store(false);
-}
-
-std::vector<Event> Session::events() const {
-  std::vector<Event> events = detail::take_events();
+std::vector<Event> by_start(std::vector<Event> events) {
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
     return a.start_ns < b.start_ns;
   });
   return events;
+}
+
+}  // namespace
+
+Session::~Session() { stop(); }
+
+void Session::stop() {
+  if (stopped_) return;  // and never stops a later session
+  std::vector<Event> taken;
+  {
+    std::lock_guard<std::mutex> lock(detail::g_mutex);
+    detail::g_recording.store(false);
+    taken.swap(detail::g_events);
+  }
+  events_ = by_start(std::move(taken));
+  stopped_ = true;
+}
+
+std::vector<Event> Session::events() const {
+  if (stopped_) return events_;
+  std::vector<Event> events;
+  {
+    std::lock_guard<std::mutex> lock(detail::g_mutex);
+    events = detail::g_events;
+  }
+  return by_start(std::move(events));
 }
 
 namespace {
@@ -131,13 +142,6 @@ std::vector<int64_t> nested_time(const std::vector<Event>& events) {
   return nested;
 }
 
-std::vector<Event> by_start(std::vector<Event> events) {
-  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return a.start_ns < b.start_ns;
-  });
-  return events;
-}
-
 std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
@@ -155,17 +159,14 @@ std::string json_string(std::string_view s) {
   return out + "\"";
 }
 
-std::string microseconds(int64_t ns) {
+// `ns` in units of `unit_ns` (1000: microseconds), three decimals.
+std::string in_units(int64_t ns, double unit_ns) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3f", static_cast<double>(ns) / 1000.0);
+  std::snprintf(buffer, sizeof buffer, "%.3f", static_cast<double>(ns) / unit_ns);
   return buffer;
 }
-
-std::string milliseconds(int64_t ns) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3f", static_cast<double>(ns) / 1e6);
-  return buffer;
-}
+std::string microseconds(int64_t ns) { return in_units(ns, 1e3); }
+std::string milliseconds(int64_t ns) { return in_units(ns, 1e6); }
 
 }  // namespace
 

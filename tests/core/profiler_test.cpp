@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -18,10 +19,26 @@ void busy_for(std::chrono::microseconds span) {
 }
 
 TEST(Profiler, RecordsNothingWithoutASession) {
-  { const Span span("user", "outside", Device("cpu:0")); }
+  // Begun with no session alive: not kept, even though it ends in one.
+  std::optional<Span> begun_before;
+  begun_before.emplace("user", "begun before", Device("cpu:0"));
   Session session;
+  begun_before.reset();
   session.stop();
   EXPECT_TRUE(session.events().empty());
+}
+
+TEST(Profiler, AStoppedSessionLeavesALaterOneRecording) {
+  std::optional<Session> first;
+  first.emplace();
+  { const Span span("user", "first", Device("cpu:0")); }
+  first->stop();
+  Session second;
+  first.reset();  // its destructor must not end the second's recording
+  { const Span span("user", "second", Device("cpu:0")); }
+  second.stop();
+  ASSERT_EQ(second.events().size(), 1u);
+  EXPECT_EQ(second.events()[0].name, "second");
 }
 
 TEST(Profiler, KeepsSpansFromEveryThreadUntilStop) {

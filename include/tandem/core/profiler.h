@@ -12,13 +12,14 @@
 //         tandem::profiler::key_averages(session.events()));
 //   }
 //
-// Off (no Session alive), a Span costs one relaxed atomic load and a
-// branch. See Note [Profiler spans].
+// Off (no Session alive), a Span costs one relaxed atomic load, a branch
+// and an empty std::optional. See Note [Profiler spans].
 #pragma once
 
 #include <atomic>
 #include <concepts>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,7 +66,7 @@ class Span {
     if (recording()) begin(category, name(), device);
   }
   ~Span() {
-    if (active_) end();
+    if (event_) end();
   }
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
@@ -74,8 +75,7 @@ class Span {
   void begin(std::string_view category, std::string_view name, Device device);
   void end();
 
-  bool active_ = false;
-  Event event_;
+  std::optional<Event> event_;  // engaged only while a Session records
 };
 
 /// A recording session: spans from every thread are kept from construction
@@ -87,10 +87,15 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  /// Ends the recording (spans still open then are not kept).
+  /// Ends the recording (spans still open then are not kept) and takes
+  /// its events; a second call does nothing.
   void stop();
   /// The events recorded so far, ordered by start time.
   std::vector<Event> events() const;
+
+ private:
+  bool stopped_ = false;
+  std::vector<Event> events_;  // once stopped, ordered by start time
 };
 
 /// One row of key_averages: the spans of one name on one device.
