@@ -15,6 +15,8 @@ const Kernels& cpu_kernels() {
     k.fill = cpu::fill;
     k.unary = cpu::unary;
     k.binary = cpu::binary;
+    k.activation = cpu::activation;
+    k.activation_backward = cpu::activation_backward;
     k.where = cpu::where;
     k.reduce_dim = cpu::reduce_dim;
     k.gemm = cpu::gemm;
@@ -44,6 +46,8 @@ const Kernels& cpu_kernels() {
     k.bernoulli = cpu::bernoulli;
     k.sgd_step = cpu::sgd_step;
     k.adam_step = cpu::adam_step;
+    k.rmsprop_step = cpu::rmsprop_step;
+    k.adagrad_step = cpu::adagrad_step;
     return k;
   }();
   return table;

@@ -66,6 +66,20 @@ enum class BinaryOp {
 
 enum class ReduceOp { Sum, Max, Min, ArgMax, ArgMin };
 
+/// The pointwise activations of the activation kernels, with the meaning
+/// of their two parameters (a, b); the formulas are in
+/// backend/activation_math.h, shared by every backend.
+enum class Activation {
+  LeakyRelu,   // a: negative_slope
+  Elu,         // a: alpha, b: scale (SELU is Elu with its constants)
+  Silu,        // x * sigmoid(x)
+  Mish,        // x * tanh(softplus(x))
+  Softplus,    // a: beta, b: threshold
+  Hardtanh,    // a: min_val, b: max_val
+  LogSigmoid,  // log(sigmoid(x))
+  Softsign,    // x / (1 + |x|)
+};
+
 /// What nll_loss_forward returns besides the per-sample losses.
 struct NllLossSums {
   double loss = 0;    // sum of loss_i
@@ -123,6 +137,28 @@ struct AdamStepArgs {
   int64_t step = 0;
 };
 
+/// One RMSprop step's hyper-parameters (PyTorch 1.13's single-tensor
+/// RMSprop).
+struct RmspropStepArgs {
+  double lr = 0;
+  double alpha = 0;
+  double eps = 0;
+  double weight_decay = 0;
+  double momentum = 0;
+  bool centered = false;
+};
+
+/// One Adagrad step's hyper-parameters (PyTorch 1.13's single-tensor
+/// Adagrad).
+struct AdagradStepArgs {
+  double lr = 0;
+  double lr_decay = 0;
+  double weight_decay = 0;
+  double eps = 0;
+  /// The step number after this step's increment (1 on the first step).
+  int64_t step = 0;
+};
+
 struct Kernels {
   // out <- src, converting dtype; shapes equal (src may be expanded)
   void (*copy)(const Tensor& out, const Tensor& src) = nullptr;
@@ -134,6 +170,17 @@ struct Kernels {
                  const Tensor& a,
                  const Tensor& b,
                  Scalar param) = nullptr;
+  // out = f(in) for the activation `kind` with parameters a, b; float32 and
+  // float64, shapes equal (in may be expanded or be out itself)
+  void (*activation)(
+      Activation kind, const Tensor& out, const Tensor& in, double a, double b) = nullptr;
+  // grad_in = grad_out * f'(in), shapes equal
+  void (*activation_backward)(Activation kind,
+                              const Tensor& grad_in,
+                              const Tensor& grad_out,
+                              const Tensor& in,
+                              double a,
+                              double b) = nullptr;
   // out = cond ? a : b
   void (*where)(const Tensor& out,
                 const Tensor& cond,
@@ -302,6 +349,16 @@ struct Kernels {
                     const Tensor& exp_avg_sq,
                     const Tensor& max_exp_avg_sq,
                     const AdamStepArgs& args) = nullptr;
+  void (*rmsprop_step)(const Tensor& param,
+                       const Tensor& grad,
+                       const Tensor& square_avg,
+                       const Tensor& momentum_buffer,
+                       const Tensor& grad_avg,
+                       const RmspropStepArgs& args) = nullptr;
+  void (*adagrad_step)(const Tensor& param,
+                       const Tensor& grad,
+                       const Tensor& sum,
+                       const AdagradStepArgs& args) = nullptr;
 };
 
 /// The kernels for `device`'s type; throws when tandem was built without it.

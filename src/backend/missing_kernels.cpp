@@ -16,6 +16,8 @@ namespace {
   X(fill)                      \
   X(unary)                     \
   X(binary)                    \
+  X(activation)                \
+  X(activation_backward)       \
   X(where)                     \
   X(reduce_dim)                \
   X(gemm)                      \
@@ -44,7 +46,9 @@ namespace {
   X(randint)                   \
   X(bernoulli)                 \
   X(sgd_step)                  \
-  X(adam_step)
+  X(adam_step)                 \
+  X(rmsprop_step)              \
+  X(adagrad_step)
 
 // A kernel's name as a template argument.
 template <size_t N>

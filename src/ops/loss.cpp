@@ -6,6 +6,7 @@
 // it (PyTorch does not implement one either).
 #include "tandem/ops/loss.h"
 
+#include "ops/loss_impl.h"
 #include "ops/op_utils.h"
 #include "tandem/graph/node.h"
 #include "tandem/ops/activation.h"
@@ -19,26 +20,16 @@ namespace {
 using autograd::SavedVariable;
 using autograd::tensor_list;
 
-Tensor reduce(const Tensor& losses, Reduction reduction) {
-  switch (reduction) {
-    case Reduction::None:
-      return losses;
-    case Reduction::Mean:
-      return mean(losses);
-    case Reduction::Sum:
-      return sum(losses);
-  }
-  TANDEM_INTERNAL_ASSERT(false, "unknown reduction ", static_cast<int>(reduction));
-}
-
 // The argument checks nll_loss and cross_entropy share, naming `op`.
 void check_nll_args(const char* op,
                     const Tensor& input,
                     const Tensor& target,
-                    const Tensor& weight) {
+                    const Tensor& weight,
+                    Reduction reduction) {
   detail::check_defined(op, input, "input");
   detail::check_defined(op, target, "target");
   detail::check_same_device(op, {&input, &target, &weight});
+  detail::check_reduction(op, reduction);
   detail::check_floating(op, input, "input");
   TANDEM_CHECK(input.dim() == 1 || input.dim() == 2,
                op,
@@ -139,20 +130,53 @@ Tensor nll_loss_checked(const Tensor& log_probs,
 
 }  // namespace
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  detail::check_defined("mse_loss", input, "input");
-  detail::check_defined("mse_loss", target, "target");
-  detail::check_floating("mse_loss", input, "input");
+namespace detail {
+
+void check_reduction(const char* op, Reduction reduction) {
+  TANDEM_CHECK(reduction != Reduction::BatchMean,
+               op,
+               ": reduction batchmean is only for kl_div; use mean, sum or none");
+}
+
+Tensor reduce_loss(const char* op, const Tensor& losses, Reduction reduction) {
+  switch (reduction) {
+    case Reduction::None:
+      return losses;
+    case Reduction::Mean:
+      return mean(losses);
+    case Reduction::Sum:
+      return sum(losses);
+    case Reduction::BatchMean:
+      break;
+  }
+  check_reduction(op, reduction);
+  TANDEM_INTERNAL_ASSERT(false, "unknown reduction ", static_cast<int>(reduction));
+}
+
+void check_pointwise_loss_args(const char* op,
+                               const Tensor& input,
+                               const Tensor& target) {
+  check_defined(op, input, "input");
+  check_defined(op, target, "target");
+  check_same_device(op, {&input, &target});
+  check_floating(op, input, "input");
   // A deliberate difference from PyTorch, which broadcasts mismatched shapes
   // with only a warning: a [N] prediction against a [N, 1] target silently
   // becomes an [N, N] loss, which is almost always a bug.
   TANDEM_CHECK(input.sizes() == target.sizes(),
-               "mse_loss: expected target of the input's shape ",
+               op,
+               ": expected target of the input's shape ",
                input.sizes(),
                ", got ",
                target.sizes(),
                " (reshape one of them; tandem does not broadcast here)");
-  return reduce(square(input - target), reduction);
+}
+
+}  // namespace detail
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  detail::check_pointwise_loss_args("mse_loss", input, target);
+  return detail::reduce_loss("mse_loss", square(input - target), reduction);
 }
 
 Tensor nll_loss(const Tensor& input,
@@ -160,7 +184,7 @@ Tensor nll_loss(const Tensor& input,
                 const Tensor& weight,
                 Reduction reduction,
                 int64_t ignore_index) {
-  check_nll_args("nll_loss", input, target, weight);
+  check_nll_args("nll_loss", input, target, weight, reduction);
   return nll_loss_checked(input, target, weight, reduction, ignore_index, 0.0);
 }
 
@@ -170,7 +194,7 @@ Tensor cross_entropy(const Tensor& input,
                      Reduction reduction,
                      int64_t ignore_index,
                      double label_smoothing) {
-  check_nll_args("cross_entropy", input, target, weight);
+  check_nll_args("cross_entropy", input, target, weight, reduction);
   TANDEM_CHECK(label_smoothing >= 0 && label_smoothing <= 1,
                "cross_entropy: expected label_smoothing in [0, 1], got ",
                label_smoothing);

@@ -36,6 +36,20 @@ void check_state(const char* op,
                ") or is not contiguous");
 }
 
+// A state tensor for `param`: made filled with `fill` when it does not
+// exist yet, else checked.
+void ensure_state(const char* op,
+                  const char* name,
+                  Tensor& state,
+                  const Tensor& param,
+                  double fill = 0) {
+  if (!state.defined()) {
+    state = full(param.sizes(), fill, options_like(param));
+    return;
+  }
+  check_state(op, name, state, param);
+}
+
 }  // namespace
 
 void check_param_and_grad(const char* op, const Tensor& param, const Tensor& grad) {
@@ -108,14 +122,9 @@ void adam_step(const char* op,
                const AdamStepArgs& args) {
   check_param_and_grad(op, param, grad);
   const Tensor g = grad.contiguous();
-  if (!exp_avg.defined()) exp_avg = zeros(param.sizes(), options_like(param));
-  if (!exp_avg_sq.defined()) exp_avg_sq = zeros(param.sizes(), options_like(param));
-  if (args.amsgrad && !max_exp_avg_sq.defined()) {
-    max_exp_avg_sq = zeros(param.sizes(), options_like(param));
-  }
-  check_state(op, "exp_avg", exp_avg, param);
-  check_state(op, "exp_avg_sq", exp_avg_sq, param);
-  if (args.amsgrad) check_state(op, "max_exp_avg_sq", max_exp_avg_sq, param);
+  ensure_state(op, "exp_avg", exp_avg, param);
+  ensure_state(op, "exp_avg_sq", exp_avg_sq, param);
+  if (args.amsgrad) ensure_state(op, "max_exp_avg_sq", max_exp_avg_sq, param);
   const backend::AdamStepArgs step{args.lr,
                                    args.beta1,
                                    args.beta2,
@@ -127,6 +136,45 @@ void adam_step(const char* op,
   backend::kernels(param.device())
       .adam_step(
           param, g, exp_avg, exp_avg_sq, args.amsgrad ? max_exp_avg_sq : Tensor(), step);
+  param.bump_version();
+}
+
+void rmsprop_step(const char* op,
+                  const Tensor& param,
+                  const Tensor& grad,
+                  Tensor& square_avg,
+                  Tensor& momentum_buffer,
+                  Tensor& grad_avg,
+                  const RMSpropStepArgs& args) {
+  check_param_and_grad(op, param, grad);
+  const Tensor g = grad.contiguous();
+  const bool with_momentum = args.momentum > 0;
+  ensure_state(op, "square_avg", square_avg, param);
+  if (with_momentum) ensure_state(op, "momentum_buffer", momentum_buffer, param);
+  if (args.centered) ensure_state(op, "grad_avg", grad_avg, param);
+  const backend::RmspropStepArgs step{
+      args.lr, args.alpha, args.eps, args.weight_decay, args.momentum, args.centered};
+  backend::kernels(param.device())
+      .rmsprop_step(param,
+                    g,
+                    square_avg,
+                    with_momentum ? momentum_buffer : Tensor(),
+                    args.centered ? grad_avg : Tensor(),
+                    step);
+  param.bump_version();
+}
+
+void adagrad_step(const char* op,
+                  const Tensor& param,
+                  const Tensor& grad,
+                  Tensor& sum,
+                  const AdagradStepArgs& args) {
+  check_param_and_grad(op, param, grad);
+  const Tensor g = grad.contiguous();
+  ensure_state(op, "sum", sum, param, args.initial_accumulator_value);
+  const backend::AdagradStepArgs step{
+      args.lr, args.lr_decay, args.weight_decay, args.eps, args.step};
+  backend::kernels(param.device()).adagrad_step(param, g, sum, step);
   param.bump_version();
 }
 

@@ -1,4 +1,5 @@
-// Fused per-parameter updates of SGD and Adam/AdamW: one pass over the
+// Fused per-parameter updates of SGD, Adam/AdamW, RMSprop and Adagrad: one
+// pass over the
 // contiguous float32/float64 data of a parameter, its gradient and its state,
 // in place, without temporaries, split across the calling device's threads
 // when the parameter is large (each element's update is independent, so the
@@ -9,7 +10,7 @@
 //
 // These check the operands and make missing state; the loops themselves are
 // the device's kernels (backend/cpu/optimizer_steps.cpp, backend/cuda/).
-// The callers (SGD::step, Adam::step, AdamW::step) run them under
+// The callers (SGD::step, Adam::step, ...) run them under
 // NoGradGuard; they bump the parameter's version counter.
 #pragma once
 
@@ -62,5 +63,43 @@ void adam_step(const char* op,
                Tensor& exp_avg_sq,
                Tensor& max_exp_avg_sq,
                const AdamStepArgs& args);
+
+struct RMSpropStepArgs {
+  double lr;
+  double alpha;
+  double eps;
+  double weight_decay;
+  double momentum;
+  bool centered;
+};
+
+/// One RMSprop step; undefined state tensors are created as zeros
+/// (momentum_buffer only with momentum > 0, grad_avg only when centered).
+void rmsprop_step(const char* op,
+                  const Tensor& param,
+                  const Tensor& grad,
+                  Tensor& square_avg,
+                  Tensor& momentum_buffer,
+                  Tensor& grad_avg,
+                  const RMSpropStepArgs& args);
+
+struct AdagradStepArgs {
+  double lr;
+  double lr_decay;
+  double weight_decay;
+  double eps;
+  /// The step number after this step's increment (1 on the first step).
+  int64_t step;
+  /// What an undefined `sum` starts from.
+  double initial_accumulator_value;
+};
+
+/// One Adagrad step; an undefined `sum` is created filled with
+/// initial_accumulator_value.
+void adagrad_step(const char* op,
+                  const Tensor& param,
+                  const Tensor& grad,
+                  Tensor& sum,
+                  const AdagradStepArgs& args);
 
 }  // namespace tandem::optim::detail

@@ -224,6 +224,57 @@ TEST(LibTorchPort, HoldersSequentialFunctionalAndInit) {
             std::string::npos);
 }
 
+// ---- pytorch/examples cpp/dcgan: the discriminator and its BCE step ----
+// (channels scaled down 8x; 28x28 inputs as there, "real" images brighter
+// than "fake" ones so that a few steps can tell them apart)
+
+TEST(LibTorchPort, DcganDiscriminatorLearns) {
+  namespace nn = tandem::nn;
+  nn::Sequential discriminator(
+      // Layer 1
+      nn::Conv2d(nn::Conv2dOptions(1, 8, 4).stride(2).padding(1).bias(false)),
+      nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)),
+      // Layer 2
+      nn::Conv2d(nn::Conv2dOptions(8, 16, 4).stride(2).padding(1).bias(false)),
+      nn::BatchNorm2d(16),
+      nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)),
+      // Layer 3
+      nn::Conv2d(nn::Conv2dOptions(16, 32, 4).stride(2).padding(1).bias(false)),
+      nn::BatchNorm2d(32),
+      nn::LeakyReLU(nn::LeakyReLUOptions().negative_slope(0.2)),
+      // Layer 4
+      nn::Conv2d(nn::Conv2dOptions(32, 1, 3).stride(1).padding(0).bias(false)),
+      nn::Sigmoid());
+  tandem::optim::Adam discriminator_optimizer(
+      discriminator->parameters(), tandem::optim::AdamOptions(2e-3).betas({0.5, 0.999}));
+
+  const int64_t batch_size = 16;
+  tandem::Tensor real_images = tandem::randn({batch_size, 1, 28, 28}) * 0.5 + 1;
+  tandem::Tensor fake_images = tandem::randn({batch_size, 1, 28, 28}) * 0.5 - 1;
+  double first = 0, last = 0;
+  for (int step = 0; step < 20; ++step) {
+    // Train discriminator with real images.
+    discriminator->zero_grad();
+    tandem::Tensor real_labels = tandem::empty({batch_size}).uniform_(0.8, 1.0);
+    tandem::Tensor real_output =
+        discriminator->forward(real_images).reshape(real_labels.sizes());
+    tandem::Tensor d_loss_real = tandem::binary_cross_entropy(real_output, real_labels);
+    d_loss_real.backward();
+
+    // Train discriminator with fake images.
+    tandem::Tensor fake_labels = tandem::zeros({batch_size});
+    tandem::Tensor fake_output =
+        discriminator->forward(fake_images.detach()).reshape(fake_labels.sizes());
+    tandem::Tensor d_loss_fake = tandem::binary_cross_entropy(fake_output, fake_labels);
+    d_loss_fake.backward();
+
+    tandem::Tensor d_loss = d_loss_real + d_loss_fake;
+    discriminator_optimizer.step();
+    (step == 0 ? first : last) = d_loss.item<double>();
+  }
+  EXPECT_LT(last, 0.5 * first) << "first " << first << ", last " << last;
+}
+
 TEST(LibTorchPort, CloneAndStateDictBetweenModels) {
   tandem::nn::Linear a(3, 2), b(3, 2);
   b->load_state_dict(a->state_dict());

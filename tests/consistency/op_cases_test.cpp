@@ -34,6 +34,7 @@ Input P(IntList shape) { return {std::move(shape), 0.5, 2.0}; }  // positive
 Input I(IntList shape, int64_t high) {
   return {std::move(shape), 0, static_cast<double>(high), true};
 }
+Input U(IntList shape) { return {std::move(shape), 0.1, 0.9}; }  // probabilities
 // Positive and without gradient: class weights, which PyTorch does not
 // differentiate either.
 Input W(IntList shape) { return {std::move(shape), 0.5, 2.0, false, true}; }
@@ -47,6 +48,12 @@ struct OpCase {
 void PrintTo(const OpCase& c, std::ostream* out) { *out << c.name; }
 
 using L = const tensor_list&;
+
+// Labels 1 and -1 on `like`'s device, in its dtype: [5] (or a 0-dim 1).
+Tensor labels(const Tensor& like, bool scalar = false) {
+  Tensor t = scalar ? scalar_tensor(1.0, kFloat64) : tensor({1.0, -1.0, 1.0, -1.0, -1.0});
+  return t.to(like.device(), like.dtype());
+}
 
 std::vector<OpCase> op_cases() {
   return {
@@ -122,6 +129,38 @@ std::vector<OpCase> op_cases() {
       {"softmax_3d", {F({2, 3, 4})}, [](L in) { return softmax(in[0], -2); }},
       {"log_softmax", {F({3, 5})}, [](L in) { return log_softmax(in[0], -1); }},
       {"log_softmax_dim0", {F({4, 3})}, [](L in) { return log_softmax(in[0], 0); }},
+      {"leaky_relu", {F({3, 4})}, [](L in) { return leaky_relu(in[0], 0.2); }},
+      {"leaky_relu_inplace",
+       {F({8})},
+       [](L in) {
+         Tensor y = in[0] * 1;
+         return leaky_relu_(y);
+       }},
+      {"elu", {F({3, 4})}, [](L in) { return elu(in[0], 0.7); }},
+      {"elu_inplace",
+       {F({8})},
+       [](L in) {
+         Tensor y = in[0] * 1;
+         return elu_(y);
+       }},
+      {"selu", {F({3, 4})}, [](L in) { return selu(in[0]); }},
+      {"silu", {F({3, 4})}, [](L in) { return silu(in[0]); }},
+      {"mish", {F({3, 4})}, [](L in) { return mish(in[0]); }},
+      {"softplus", {F({3, 4})}, [](L in) { return softplus(in[0]); }},
+      {"softplus_beta_threshold",
+       {F({3, 4})},
+       [](L in) { return softplus(in[0], 2.0, 1.5); }},
+      {"hardtanh", {F({3, 4})}, [](L in) { return hardtanh(in[0], -0.7, 1.2); }},
+      {"hardtanh_inplace",
+       {F({8})},
+       [](L in) {
+         Tensor y = in[0] * 1;
+         return hardtanh_(y);
+       }},
+      {"log_sigmoid", {F({3, 4})}, [](L in) { return log_sigmoid(in[0]); }},
+      {"softsign", {F({3, 4})}, [](L in) { return softsign(in[0]); }},
+      {"prelu", {F({2, 3, 4}), F({3})}, [](L in) { return prelu(in[0], in[1]); }},
+      {"prelu_shared", {F({4, 5}), F({1})}, [](L in) { return prelu(in[0], in[1]); }},
       {"dropout_eval", {F({3, 4})}, [](L in) { return dropout(in[0], 0.5, false); }},
       // ---- reductions ----
       {"sum", {F({3, 4})}, [](L in) { return sum(in[0]); }},
@@ -350,6 +389,53 @@ std::vector<OpCase> op_cases() {
       {"cross_entropy_label_smoothing",
        {F({5, 4}), I({5}, 4)},
        [](L in) { return cross_entropy(in[0], in[1], {}, kMean, -100, 0.1); }},
+      {"bce_mean",
+       {U({3, 4}), U({3, 4})},
+       [](L in) { return binary_cross_entropy(in[0], in[1]); }},
+      {"bce_weight_none",
+       {U({3, 4}), U({3, 4}), W({4})},
+       [](L in) { return binary_cross_entropy(in[0], in[1], in[2], kNone); }},
+      {"bce_with_logits_mean",
+       {F({3, 4}), U({3, 4})},
+       [](L in) { return binary_cross_entropy_with_logits(in[0], in[1]); }},
+      {"bce_with_logits_weights_sum",
+       {F({3, 4}), U({3, 4}), W({3, 1}), W({4})},
+       [](L in) {
+         return binary_cross_entropy_with_logits(in[0], in[1], in[2], in[3], kSum);
+       }},
+      {"bce_with_logits_pos_weight_grad",
+       {F({3, 4}), U({3, 4}), P({4})},
+       [](L in) {
+         return binary_cross_entropy_with_logits(in[0], in[1], {}, in[2], kNone);
+       }},
+      {"l1_loss", {F({3, 4}), F({3, 4})}, [](L in) { return l1_loss(in[0], in[1]); }},
+      {"smooth_l1_loss",
+       {F({3, 4}), F({3, 4})},
+       [](L in) { return smooth_l1_loss(in[0], in[1], kSum, 0.8); }},
+      {"smooth_l1_loss_beta0",
+       {F({3, 4}), F({3, 4})},
+       [](L in) { return smooth_l1_loss(in[0], in[1], kNone, 0.0); }},
+      {"huber_loss",
+       {F({3, 4}), F({3, 4})},
+       [](L in) { return huber_loss(in[0], in[1], kMean, 0.6); }},
+      {"kl_div_batchmean",
+       {F({3, 4}), U({3, 4})},
+       [](L in) { return kl_div(in[0], in[1], kBatchMean); }},
+      {"kl_div_log_target_none",
+       {F({3, 4}), F({3, 4})},
+       [](L in) { return kl_div(in[0], in[1], kNone, /*log_target=*/true); }},
+      {"cosine_embedding_loss",
+       {F({5, 3}), F({5, 3})},
+       [](L in) { return cosine_embedding_loss(in[0], in[1], labels(in[0]), -0.3); }},
+      {"cosine_embedding_loss_1d",
+       {F({4}), F({4})},
+       [](L in) {
+         return cosine_embedding_loss(
+             in[0], in[1], labels(in[0], /*scalar=*/true), 0.0, kSum);
+       }},
+      {"margin_ranking_loss",
+       {F({5}), F({5})},
+       [](L in) { return margin_ranking_loss(in[0], in[1], labels(in[0]), 0.4, kNone); }},
   };
 }
 

@@ -119,6 +119,21 @@ std::vector<OpCase> elementwise_cases() {
       {"gelu_tanh", {F({37, 129})}, [](L in) { return gelu(in[0], "tanh"); }},
       {"sigmoid", {F({37, 129})}, [](L in) { return sigmoid(in[0]); }},
       {"tanh", {F({37, 129})}, [](L in) { return tanh(in[0]); }},
+      {"leaky_relu", {F({37, 129})}, [](L in) { return leaky_relu(in[0], 0.2); }},
+      {"leaky_relu_million", {F({kMillion})}, [](L in) { return leaky_relu(in[0]); }},
+      {"elu", {F({37, 129})}, [](L in) { return elu(in[0], 0.7); }},
+      {"selu", {F({37, 129})}, [](L in) { return selu(in[0]); }},
+      {"silu", {F({37, 129})}, [](L in) { return silu(in[0]); }},
+      {"mish_transposed", {F({129, 37})}, [](L in) { return mish(in[0].t()); }},
+      {"softplus", {F({37, 129})}, [](L in) { return softplus(in[0], 2.0, 1.5); }},
+      {"hardtanh", {F({37, 129})}, [](L in) { return hardtanh(in[0], -0.7, 1.2); }},
+      {"log_sigmoid_broadcast",
+       {F({37, 1})},
+       [](L in) {
+         return log_sigmoid(in[0].expand({37, 129}));
+       }},
+      {"softsign", {F({37, 129})}, [](L in) { return softsign(in[0]); }},
+      {"prelu", {F({8, 16, 9}), F({16})}, [](L in) { return prelu(in[0], in[1]); }},
       {"dropout_eval", {F({3, 4})}, [](L in) { return dropout(in[0], 0.5, false); }},
   };
 }
@@ -300,6 +315,25 @@ std::vector<OpCase> linalg_and_shape_cases() {
 
 std::vector<OpCase> loss_cases() {
   return {
+      {"bce_with_logits_pos_weight",
+       {F({64, 10}), F({64, 10}), W({10})},
+       [](L in) {
+         return binary_cross_entropy_with_logits(in[0], sigmoid(in[1]), {}, in[2]);
+       }},
+      {"bce_weight_sum",
+       {F({64, 10}), F({64, 10}), W({10})},
+       [](L in) {
+         return binary_cross_entropy(sigmoid(in[0]), sigmoid(in[1]), in[2], kSum);
+       }},
+      {"smooth_l1_loss_none",
+       {F({64, 10}), F({64, 10})},
+       [](L in) { return smooth_l1_loss(in[0], in[1], kNone, 0.5); }},
+      {"huber_loss",
+       {F({64, 10}), F({64, 10})},
+       [](L in) { return huber_loss(in[0], in[1]); }},
+      {"kl_div_batchmean",
+       {F({64, 10}), F({64, 10})},
+       [](L in) { return kl_div(log_softmax(in[0], 1), softmax(in[1], 1), kBatchMean); }},
       {"mse_loss_mean",
        {F({64, 10}), F({64, 10})},
        [](L in) { return mse_loss(in[0], in[1]); }},

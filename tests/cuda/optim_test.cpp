@@ -1,8 +1,8 @@
 // Optimizer steps and whole training runs on the device under test: SGD
-// (momentum, dampening, Nesterov, weight decay) and Adam / AdamW (weight
-// decay, amsgrad) steps on the device equal the same steps on the CPU in
-// float64; an MLP and a small CNN (conv, batch norm, pooling) trained for
-// five SGD steps on the device end where the CPU run ends.
+// (momentum, dampening, Nesterov, weight decay), Adam / AdamW (weight
+// decay, amsgrad), RMSprop (centered, momentum) and Adagrad steps on the device equal the
+// same steps on the CPU in float64; an MLP and a small CNN (conv, batch norm, pooling)
+// trained for five SGD steps on the device end where the CPU run ends.
 #include <unistd.h>
 
 #include <filesystem>
@@ -37,6 +37,12 @@ std::vector<OptimizerCase> optimizer_cases() {
   auto adamw = [](AdamWOptions o) -> MakeOptimizer {
     return [o](const std::vector<Tensor>& p) { return std::make_unique<AdamW>(p, o); };
   };
+  auto rmsprop = [](RMSpropOptions o) -> MakeOptimizer {
+    return [o](const std::vector<Tensor>& p) { return std::make_unique<RMSprop>(p, o); };
+  };
+  auto adagrad = [](AdagradOptions o) -> MakeOptimizer {
+    return [o](const std::vector<Tensor>& p) { return std::make_unique<Adagrad>(p, o); };
+  };
   return {
       {"sgd", sgd(SGDOptions(0.1))},
       {"sgd_momentum_dampening", sgd(SGDOptions(0.1).momentum(0.9).dampening(0.1))},
@@ -47,6 +53,15 @@ std::vector<OptimizerCase> optimizer_cases() {
        adam(AdamOptions(1e-2).betas({0.8, 0.9}).weight_decay(0.1).amsgrad(true))},
       {"adamw", adamw(AdamWOptions(1e-2).weight_decay(0.1))},
       {"adamw_amsgrad_eps", adamw(AdamWOptions(3e-3).eps(1e-6).amsgrad(true))},
+      {"rmsprop", rmsprop(RMSpropOptions(1e-2))},
+      {"rmsprop_centered_momentum",
+       rmsprop(RMSpropOptions(1e-2).alpha(0.9).momentum(0.5).centered(true).weight_decay(
+           0.01))},
+      {"adagrad", adagrad(AdagradOptions(0.1))},
+      {"adagrad_lr_decay",
+       adagrad(
+           AdagradOptions(0.1).lr_decay(0.01).weight_decay(0.1).initial_accumulator_value(
+               0.1))},
   };
 }
 

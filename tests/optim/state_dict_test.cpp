@@ -98,6 +98,58 @@ TEST(OptimizerStateDict, AdamWResumesExactly) {
       optim::AdamWOptions(0.03).betas({0.8, 0.9}));
 }
 
+TEST(OptimizerStateDict, RMSpropResumesExactly) {
+  expect_exact_resume(
+      [](auto groups) {
+        return std::make_unique<optim::RMSprop>(
+            std::move(groups), optim::RMSpropOptions(0.01).momentum(0.9).centered(true));
+      },
+      optim::RMSpropOptions(0.02).alpha(0.9).weight_decay(0.1));
+}
+
+TEST(OptimizerStateDict, AdagradResumesExactly) {
+  expect_exact_resume(
+      [](auto groups) {
+        return std::make_unique<optim::Adagrad>(std::move(groups),
+                                                optim::AdagradOptions(0.1).lr_decay(0.1));
+      },
+      optim::AdagradOptions(0.05).initial_accumulator_value(0.5).weight_decay(0.1));
+}
+
+TEST(OptimizerStateDict, RMSpropAndAdagradKeys) {
+  Tensor a = tensor({1.0f, 2.0f}).requires_grad_();
+  optim::RMSprop rmsprop({a}, optim::RMSpropOptions(0.5).momentum(0.5).centered(true));
+  a.set_grad(tensor({1.0f, -1.0f}));
+  rmsprop.step();
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : rmsprop.state_dict()) keys.push_back(key);
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"param_groups.0.alpha",
+                                      "param_groups.0.centered",
+                                      "param_groups.0.eps",
+                                      "param_groups.0.lr",
+                                      "param_groups.0.momentum",
+                                      "param_groups.0.params",
+                                      "param_groups.0.weight_decay",
+                                      "state.0.grad_avg",
+                                      "state.0.momentum_buffer",
+                                      "state.0.square_avg",
+                                      "state.0.step"}));
+  optim::Adagrad adagrad({a}, optim::AdagradOptions(0.5));
+  adagrad.step();
+  keys.clear();
+  for (const auto& [key, value] : adagrad.state_dict()) keys.push_back(key);
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"param_groups.0.eps",
+                                      "param_groups.0.initial_accumulator_value",
+                                      "param_groups.0.lr",
+                                      "param_groups.0.lr_decay",
+                                      "param_groups.0.params",
+                                      "param_groups.0.weight_decay",
+                                      "state.0.step",
+                                      "state.0.sum"}));
+}
+
 TEST(OptimizerStateDict, FlatLayout) {
   Tensor a = tensor({1.0f, 2.0f}).requires_grad_();
   Tensor b = tensor({3.0f}).requires_grad_();

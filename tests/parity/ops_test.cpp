@@ -54,6 +54,41 @@ OpCase mse_loss_case(Reduction reduction) {
   };
 }
 
+// A loss of (input, target) with no further tensor operands.
+OpCase pointwise_loss_case(std::function<Tensor(const Tensor&, const Tensor&)> f) {
+  return
+      [f](const Inputs& in) { return std::vector<Tensor>{f(in("input"), in("target"))}; };
+}
+
+OpCase bce_case(bool weighted, Reduction reduction) {
+  return [=](const Inputs& in) {
+    return std::vector<Tensor>{binary_cross_entropy(
+        in("input"), in("target"), weighted ? in("weight") : Tensor(), reduction)};
+  };
+}
+
+OpCase bce_with_logits_case(bool weighted, bool pos_weighted, Reduction reduction) {
+  return [=](const Inputs& in) {
+    return std::vector<Tensor>{
+        binary_cross_entropy_with_logits(in("input"),
+                                         in("target"),
+                                         weighted ? in("weight") : Tensor(),
+                                         pos_weighted ? in("pos_weight") : Tensor(),
+                                         reduction)};
+  };
+}
+
+// (input1, input2, target) losses with a margin.
+OpCase pair_loss_case(
+    Tensor (*f)(const Tensor&, const Tensor&, const Tensor&, double, Reduction),
+    double margin,
+    Reduction reduction) {
+  return [=](const Inputs& in) {
+    return std::vector<Tensor>{
+        f(in("input1"), in("input2"), in("target"), margin, reduction)};
+  };
+}
+
 OpCase values_and_indices(std::function<std::tuple<Tensor, Tensor>(const Tensor&)> f) {
   return [f](const Inputs& in) {
     auto [values, indices] = f(in("x"));
@@ -148,6 +183,88 @@ const std::map<std::string, OpCase>& op_cases() {
       {"mse_loss", mse_loss_case(kMean)},
       {"mse_loss_sum", mse_loss_case(kSum)},
       {"mse_loss_none", mse_loss_case(kNone)},
+      {"leaky_relu", unary([](const Tensor& x) { return leaky_relu(x); })},
+      {"leaky_relu_slope", unary([](const Tensor& x) { return leaky_relu(x, 0.2); })},
+      {"elu", unary([](const Tensor& x) { return elu(x); })},
+      {"elu_alpha", unary([](const Tensor& x) { return elu(x, 0.7); })},
+      {"selu", unary([](const Tensor& x) { return selu(x); })},
+      {"silu", unary([](const Tensor& x) { return silu(x); })},
+      {"mish", unary([](const Tensor& x) { return mish(x); })},
+      {"softplus", unary([](const Tensor& x) { return softplus(x); })},
+      {"softplus_beta_threshold",
+       unary([](const Tensor& x) { return softplus(x, 2.0, 3.0); })},
+      {"hardtanh", unary([](const Tensor& x) { return hardtanh(x); })},
+      {"hardtanh_range", unary([](const Tensor& x) { return hardtanh(x, -0.5, 1.5); })},
+      {"logsigmoid", unary([](const Tensor& x) { return log_sigmoid(x); })},
+      {"logsigmoid_large", unary([](const Tensor& x) { return log_sigmoid(x); })},
+      {"softsign", unary([](const Tensor& x) { return softsign(x); })},
+      {"prelu",
+       [](const Inputs& in) {
+         return std::vector<Tensor>{prelu(in("input"), in("weight"))};
+       }},
+      {"prelu_shared",
+       [](const Inputs& in) {
+         return std::vector<Tensor>{prelu(in("input"), in("weight"))};
+       }},
+      {"bce", bce_case(false, kMean)},
+      {"bce_weight_sum", bce_case(true, kSum)},
+      {"bce_none", bce_case(false, kNone)},
+      {"bce_with_logits", bce_with_logits_case(false, false, kMean)},
+      {"bce_with_logits_pos_weight", bce_with_logits_case(false, true, kMean)},
+      {"bce_with_logits_weights_none", bce_with_logits_case(true, true, kNone)},
+      {"bce_with_logits_large", bce_with_logits_case(false, true, kSum)},
+      {"l1_loss", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return l1_loss(x, y);
+       })},
+      {"l1_loss_sum", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return l1_loss(x, y, kSum);
+       })},
+      {"l1_loss_none", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return l1_loss(x, y, kNone);
+       })},
+      {"smooth_l1_loss", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return smooth_l1_loss(x, y);
+       })},
+      {"smooth_l1_loss_beta_sum",
+       pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return smooth_l1_loss(x, y, kSum, 0.5);
+       })},
+      {"smooth_l1_loss_beta0_none",
+       pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return smooth_l1_loss(x, y, kNone, 0.0);
+       })},
+      {"huber_loss", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return huber_loss(x, y);
+       })},
+      {"huber_loss_delta_sum", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return huber_loss(x, y, kSum, 0.3);
+       })},
+      {"kl_div", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return kl_div(x, y);
+       })},
+      {"kl_div_batchmean", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return kl_div(x, y, kBatchMean);
+       })},
+      {"kl_div_sum", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return kl_div(x, y, kSum);
+       })},
+      {"kl_div_none", pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return kl_div(x, y, kNone);
+       })},
+      {"kl_div_log_target_batchmean",
+       pointwise_loss_case([](const Tensor& x, const Tensor& y) {
+         return kl_div(x, y, kBatchMean, /*log_target=*/true);
+       })},
+      {"kl_div_zero_target_sum",
+       pointwise_loss_case(
+           [](const Tensor& x, const Tensor& y) { return kl_div(x, y, kSum); })},
+      {"cosine_embedding_loss", pair_loss_case(cosine_embedding_loss, 0.0, kMean)},
+      {"cosine_embedding_loss_margin_sum",
+       pair_loss_case(cosine_embedding_loss, -0.2, kSum)},
+      {"cosine_embedding_loss_none", pair_loss_case(cosine_embedding_loss, 0.1, kNone)},
+      {"margin_ranking_loss", pair_loss_case(margin_ranking_loss, 0.0, kMean)},
+      {"margin_ranking_loss_margin_sum", pair_loss_case(margin_ranking_loss, 0.5, kSum)},
+      {"margin_ranking_loss_none", pair_loss_case(margin_ranking_loss, 0.2, kNone)},
       {"embedding",
        [](const Inputs& in) {
          return std::vector<Tensor>{embedding(in("weight"), in("input"))};

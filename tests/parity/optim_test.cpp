@@ -54,6 +54,28 @@ std::unique_ptr<optim::Optimizer> make_adamw(std::vector<Tensor> params,
                                         adam_options<optim::AdamWOptions>(g, 1e-2));
 }
 
+std::unique_ptr<optim::Optimizer> make_rmsprop(std::vector<Tensor> params,
+                                               const Golden& g) {
+  return std::make_unique<optim::RMSprop>(std::move(params),
+                                          optim::RMSpropOptions(hp(g, "lr", 1e-2))
+                                              .alpha(hp(g, "alpha", 0.99))
+                                              .eps(hp(g, "eps", 1e-8))
+                                              .weight_decay(hp(g, "weight_decay", 0))
+                                              .momentum(hp(g, "momentum", 0))
+                                              .centered(hp(g, "centered", 0) != 0));
+}
+
+std::unique_ptr<optim::Optimizer> make_adagrad(std::vector<Tensor> params,
+                                               const Golden& g) {
+  return std::make_unique<optim::Adagrad>(
+      std::move(params),
+      optim::AdagradOptions(hp(g, "lr", 1e-2))
+          .lr_decay(hp(g, "lr_decay", 0))
+          .weight_decay(hp(g, "weight_decay", 0))
+          .initial_accumulator_value(hp(g, "initial_accumulator_value", 0))
+          .eps(hp(g, "eps", 1e-10)));
+}
+
 // The configurations of tests/reference/mlp.py (OPTIMIZERS).
 const std::map<std::string, MakeOptimizer>& configurations() {
   static const std::map<std::string, MakeOptimizer> configs = {
@@ -66,6 +88,13 @@ const std::map<std::string, MakeOptimizer>& configurations() {
       {"adam_amsgrad", make_adam},
       {"adamw", make_adamw},
       {"adamw_amsgrad", make_adamw},
+      {"rmsprop", make_rmsprop},
+      {"rmsprop_weight_decay", make_rmsprop},
+      {"rmsprop_momentum", make_rmsprop},
+      {"rmsprop_centered", make_rmsprop},
+      {"adagrad", make_adagrad},
+      {"adagrad_lr_decay", make_adagrad},
+      {"adagrad_initial_accumulator", make_adagrad},
   };
   return configs;
 }

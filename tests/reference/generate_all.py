@@ -17,7 +17,9 @@ import torch  # noqa: E402
 
 import batch_norm  # noqa: E402
 import mlp  # noqa: E402
+import nn_utils  # noqa: E402
 import ops  # noqa: E402
+import schedulers  # noqa: E402
 
 DTYPES = [(torch.float32, "float32"), (torch.float64, "float64")]
 
@@ -33,6 +35,8 @@ def main(argv):
         mlp.write_all(outdir, dtype, name)
         ops.write_all(outdir, dtype, name)
         batch_norm.write_all(outdir, dtype, name)
+        nn_utils.write_all(outdir, dtype, name)
+    schedulers.write_all(outdir)
     return 0
 
 

@@ -28,6 +28,18 @@ OPTIMIZERS = {
     "adamw": (torch.optim.AdamW, dict(lr=0.01, weight_decay=0.1)),
     "adamw_amsgrad": (torch.optim.AdamW,
                       dict(lr=0.02, betas=(0.85, 0.995), eps=1e-6, amsgrad=True)),
+    "rmsprop": (torch.optim.RMSprop, dict(lr=0.01)),
+    "rmsprop_weight_decay": (torch.optim.RMSprop,
+                             dict(lr=0.005, alpha=0.9, eps=1e-6, weight_decay=0.1)),
+    "rmsprop_momentum": (torch.optim.RMSprop, dict(lr=0.01, momentum=0.9)),
+    "rmsprop_centered": (torch.optim.RMSprop,
+                         dict(lr=0.01, alpha=0.95, momentum=0.5, centered=True,
+                              weight_decay=0.01)),
+    "adagrad": (torch.optim.Adagrad, dict(lr=0.1)),
+    "adagrad_lr_decay": (torch.optim.Adagrad,
+                         dict(lr=0.1, lr_decay=0.05, weight_decay=0.1, eps=1e-6)),
+    "adagrad_initial_accumulator": (torch.optim.Adagrad,
+                                    dict(lr=0.05, initial_accumulator_value=0.5)),
 }
 
 

@@ -106,6 +106,123 @@ def define_cases():
               "target": randn(name + ".target", 3, 4)},
              ["input", "target"])
 
+    def act(name, fn, scale=2.0, shape=(4, 5)):
+        case(name, fn, x(name, *shape, scale=scale), ["x"])
+
+    act("leaky_relu", lambda x: F.leaky_relu(x))
+    act("leaky_relu_slope", lambda x: F.leaky_relu(x, 0.2))
+    act("elu", lambda x: F.elu(x))
+    act("elu_alpha", lambda x: F.elu(x, alpha=0.7))
+    act("selu", lambda x: F.selu(x))
+    act("silu", lambda x: F.silu(x), scale=3.0)
+    act("mish", lambda x: F.mish(x), scale=3.0)
+    act("softplus", lambda x: F.softplus(x), scale=3.0)
+    act("softplus_beta_threshold", lambda x: F.softplus(x, beta=2.0, threshold=3.0),
+        scale=3.0)
+    act("hardtanh", lambda x: F.hardtanh(x))
+    act("hardtanh_range", lambda x: F.hardtanh(x, -0.5, 1.5))
+    act("logsigmoid", lambda x: F.logsigmoid(x), scale=3.0)
+    # Beyond exp's float32 range (|x| > 88): PyTorch's log_sigmoid is stable,
+    # as tandem's is. (Its softplus is not: log1p(exp(x)) is inf there in
+    # float32 when the threshold is raised, where tandem's stays x.)
+    act("logsigmoid_large", lambda x: F.logsigmoid(x), scale=60.0)
+    act("softsign", lambda x: F.softsign(x))
+    case("prelu", F.prelu,
+         {"input": randn("prelu.x", 2, 3, 4, scale=2.0),
+          "weight": randn("prelu.w", 3, scale=0.5)}, ["input", "weight"])
+    case("prelu_shared", F.prelu,
+         {"input": randn("prelu_shared.x", 4, 5, scale=2.0),
+          "weight": torch.tensor([0.25], dtype=torch.float64)}, ["input", "weight"])
+
+    def probabilities(name, *shape):
+        return torch.sigmoid(randn(name, *shape, scale=2.0))
+
+    def bce(name, weight=False, **kwargs):
+        inputs = {"input": probabilities(name + ".x", 4, 3),
+                  "target": probabilities(name + ".y", 4, 3)}
+        if weight:
+            inputs["weight"] = randn(name + ".w", 3).abs() + 0.5
+        # PyTorch 1.13 has no gradient for binary_cross_entropy's target.
+        case(name, lambda **t: F.binary_cross_entropy(**t, **kwargs), inputs, ["input"])
+
+    bce("bce")
+    bce("bce_weight_sum", weight=True, reduction="sum")
+    bce("bce_none", reduction="none")
+
+    def bce_logits(name, weight=False, pos_weight=False, scale=3.0, **kwargs):
+        inputs = {"input": randn(name + ".x", 4, 3, scale=scale),
+                  "target": probabilities(name + ".y", 4, 3)}
+        if weight:
+            inputs["weight"] = randn(name + ".w", 4, 1).abs() + 0.5
+        if pos_weight:
+            inputs["pos_weight"] = randn(name + ".pw", 3).abs() + 0.5
+        case(name, lambda **t: F.binary_cross_entropy_with_logits(**t, **kwargs), inputs,
+             ["input", "target"])
+
+    bce_logits("bce_with_logits")
+    bce_logits("bce_with_logits_pos_weight", pos_weight=True)
+    bce_logits("bce_with_logits_weights_none", weight=True, pos_weight=True,
+               reduction="none")
+    bce_logits("bce_with_logits_large", pos_weight=True, scale=60.0, reduction="sum")
+
+    def pointwise(name, fn):
+        case(name, fn, {"input": randn(name + ".input", 3, 4),
+                        "target": randn(name + ".target", 3, 4)}, ["input", "target"])
+
+    pointwise("l1_loss", lambda input, target: F.l1_loss(input, target))
+    pointwise("l1_loss_sum", lambda input, target: F.l1_loss(input, target, reduction="sum"))
+    pointwise("l1_loss_none",
+              lambda input, target: F.l1_loss(input, target, reduction="none"))
+    pointwise("smooth_l1_loss", lambda input, target: F.smooth_l1_loss(input, target))
+    pointwise("smooth_l1_loss_beta_sum",
+              lambda input, target: F.smooth_l1_loss(input, target, reduction="sum",
+                                                     beta=0.5))
+    pointwise("smooth_l1_loss_beta0_none",
+              lambda input, target: F.smooth_l1_loss(input, target, reduction="none",
+                                                     beta=0.0))
+    pointwise("huber_loss", lambda input, target: F.huber_loss(input, target))
+    pointwise("huber_loss_delta_sum",
+              lambda input, target: F.huber_loss(input, target, reduction="sum",
+                                                 delta=0.3))
+
+    def kl(name, zeros=False, log_target=False, **kwargs):
+        log_q = F.log_softmax(randn(name + ".x", 4, 5, scale=2.0), 1)
+        p = F.softmax(randn(name + ".y", 4, 5, scale=2.0), 1)
+        if zeros:
+            p[0, 1] = 0.0
+            p[2, 3] = 0.0
+        target = p.log() if log_target else p
+        case(name, lambda **t: F.kl_div(**t, log_target=log_target, **kwargs),
+             {"input": log_q, "target": target},
+             ["input"] if zeros else ["input", "target"])
+
+    kl("kl_div", reduction="mean")
+    kl("kl_div_batchmean", reduction="batchmean")
+    kl("kl_div_sum", reduction="sum")
+    kl("kl_div_none", reduction="none")
+    kl("kl_div_log_target_batchmean", log_target=True, reduction="batchmean")
+    kl("kl_div_zero_target_sum", zeros=True, reduction="sum")
+
+    LABELS = torch.tensor([1.0, -1.0, 1.0, -1.0, -1.0], dtype=torch.float64)
+
+    def cosine(name, **kwargs):
+        case(name, lambda **t: F.cosine_embedding_loss(**t, **kwargs),
+             {"input1": randn(name + ".a", 5, 4), "input2": randn(name + ".b", 5, 4),
+              "target": LABELS}, ["input1", "input2"])
+
+    cosine("cosine_embedding_loss")
+    cosine("cosine_embedding_loss_margin_sum", margin=-0.2, reduction="sum")
+    cosine("cosine_embedding_loss_none", margin=0.1, reduction="none")
+
+    def ranking(name, **kwargs):
+        case(name, lambda **t: F.margin_ranking_loss(**t, **kwargs),
+             {"input1": randn(name + ".a", 5), "input2": randn(name + ".b", 5),
+              "target": LABELS}, ["input1", "input2"])
+
+    ranking("margin_ranking_loss")
+    ranking("margin_ranking_loss_margin_sum", margin=0.5, reduction="sum")
+    ranking("margin_ranking_loss_none", margin=0.2, reduction="none")
+
     case("embedding", F.embedding, {"input": INDICES, "weight": randn("embedding", 7, 3)},
          ["weight"])
     case("embedding_padding_idx", lambda input, weight: F.embedding(input, weight, 2),

@@ -109,6 +109,44 @@ inline Tensor gelu(const Tensor& input, const GELUFuncOptions& options = {}) {
   return tandem::gelu(input, options.approximate());
 }
 
+inline Tensor leaky_relu(Tensor input, const LeakyReLUFuncOptions& options = {}) {
+  if (options.inplace()) return tandem::leaky_relu_(input, options.negative_slope());
+  return tandem::leaky_relu(input, options.negative_slope());
+}
+
+inline Tensor elu(Tensor input, const ELUFuncOptions& options = {}) {
+  if (options.inplace()) return tandem::elu_(input, options.alpha());
+  return tandem::elu(input, options.alpha());
+}
+
+inline Tensor selu(Tensor input, const SELUFuncOptions& options = {}) {
+  if (options.inplace()) return tandem::selu_(input);
+  return tandem::selu(input);
+}
+
+inline Tensor silu(const Tensor& input) { return tandem::silu(input); }
+
+inline Tensor mish(const Tensor& input) { return tandem::mish(input); }
+
+inline Tensor softplus(const Tensor& input, const SoftplusFuncOptions& options = {}) {
+  return tandem::softplus(input, options.beta(), options.threshold());
+}
+
+inline Tensor hardtanh(Tensor input, const HardtanhFuncOptions& options = {}) {
+  if (options.inplace()) {
+    return tandem::hardtanh_(input, options.min_val(), options.max_val());
+  }
+  return tandem::hardtanh(input, options.min_val(), options.max_val());
+}
+
+inline Tensor prelu(const Tensor& input, const Tensor& weight) {
+  return tandem::prelu(input, weight);
+}
+
+inline Tensor logsigmoid(const Tensor& input) { return tandem::log_sigmoid(input); }
+
+inline Tensor softsign(const Tensor& input) { return tandem::softsign(input); }
+
 inline Tensor tanh(const Tensor& input) { return tandem::tanh(input); }
 
 inline Tensor sigmoid(const Tensor& input) { return tandem::sigmoid(input); }
@@ -149,6 +187,61 @@ inline Tensor cross_entropy(const Tensor& input,
                                options.reduction(),
                                options.ignore_index(),
                                options.label_smoothing());
+}
+
+inline Tensor binary_cross_entropy(const Tensor& input,
+                                   const Tensor& target,
+                                   const BinaryCrossEntropyFuncOptions& options = {}) {
+  return tandem::binary_cross_entropy(
+      input, target, options.weight(), options.reduction());
+}
+
+inline Tensor binary_cross_entropy_with_logits(
+    const Tensor& input,
+    const Tensor& target,
+    const BinaryCrossEntropyWithLogitsFuncOptions& options = {}) {
+  return tandem::binary_cross_entropy_with_logits(
+      input, target, options.weight(), options.pos_weight(), options.reduction());
+}
+
+inline Tensor l1_loss(const Tensor& input,
+                      const Tensor& target,
+                      const L1LossFuncOptions& options = {}) {
+  return tandem::l1_loss(input, target, options.reduction());
+}
+
+inline Tensor smooth_l1_loss(const Tensor& input,
+                             const Tensor& target,
+                             const SmoothL1LossFuncOptions& options = {}) {
+  return tandem::smooth_l1_loss(input, target, options.reduction(), options.beta());
+}
+
+inline Tensor huber_loss(const Tensor& input,
+                         const Tensor& target,
+                         const HuberLossFuncOptions& options = {}) {
+  return tandem::huber_loss(input, target, options.reduction(), options.delta());
+}
+
+inline Tensor kl_div(const Tensor& input,
+                     const Tensor& target,
+                     const KLDivFuncOptions& options = {}) {
+  return tandem::kl_div(input, target, options.reduction(), options.log_target());
+}
+
+inline Tensor cosine_embedding_loss(const Tensor& input1,
+                                    const Tensor& input2,
+                                    const Tensor& target,
+                                    const CosineEmbeddingLossFuncOptions& options = {}) {
+  return tandem::cosine_embedding_loss(
+      input1, input2, target, options.margin(), options.reduction());
+}
+
+inline Tensor margin_ranking_loss(const Tensor& input1,
+                                  const Tensor& input2,
+                                  const Tensor& target,
+                                  const MarginRankingLossFuncOptions& options = {}) {
+  return tandem::margin_ranking_loss(
+      input1, input2, target, options.margin(), options.reduction());
 }
 
 }  // namespace tandem::nn::functional

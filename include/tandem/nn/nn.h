@@ -16,6 +16,7 @@
 #include "tandem/nn/modules/activation.h"
 #include "tandem/nn/modules/any_module.h"
 #include "tandem/nn/modules/batch_norm.h"
+#include "tandem/nn/modules/container.h"
 #include "tandem/nn/modules/conv.h"
 #include "tandem/nn/modules/dropout.h"
 #include "tandem/nn/modules/embedding.h"
@@ -36,3 +37,4 @@
 #include "tandem/nn/options/loss.h"
 #include "tandem/nn/options/pooling.h"
 #include "tandem/nn/ordered_dict.h"
+#include "tandem/nn/utils.h"

@@ -1,4 +1,5 @@
-// The CPU optimizer steps of the kernel table (sgd_step, adam_step): one
+// The CPU optimizer steps of the kernel table (sgd_step, adam_step,
+// rmsprop_step, adagrad_step): one
 // pass over a parameter, its gradient and its state, in place, split over
 // the calling device's share of cores. optim/fused_steps.cpp checks the
 // operands and makes missing state before it calls them.
@@ -44,6 +45,8 @@ T nan_max(T a, T b) {
 // independent of the others, so the split changes no bit.
 constexpr int64_t kSgdCost = 2;
 constexpr int64_t kAdamCost = 6;
+constexpr int64_t kRmspropCost = 6;
+constexpr int64_t kAdagradCost = 4;
 
 // Calls f with std::true_type or std::false_type: a flag known at run time
 // becomes a template constant, so each loop below is branch-free and the
@@ -114,6 +117,65 @@ void adam_loop(T* param,
   }
 }
 
+// RMSprop as torch.optim.RMSprop's single-tensor code: square_avg.mul_(alpha)
+// .addcmul_(g, g, value=1 - alpha); the centered variant subtracts the
+// squared running mean of g before the square root.
+template <typename T, bool kDecay, bool kCentered, bool kMomentum>
+void rmsprop_loop(T* param,
+                  const T* grad,
+                  T* square_avg,
+                  T* momentum_buffer,
+                  T* grad_avg,
+                  int64_t n,
+                  const RmspropStepArgs& args) {
+  const T weight_decay = static_cast<T>(args.weight_decay);
+  const T alpha = static_cast<T>(args.alpha);
+  const T one_minus_alpha = static_cast<T>(1 - args.alpha);
+  const T eps = static_cast<T>(args.eps);
+  const T momentum = static_cast<T>(args.momentum);
+  const T neg_lr = static_cast<T>(-args.lr);
+  for (int64_t i = 0; i < n; ++i) {
+    T g = grad[i];
+    if constexpr (kDecay) g = g + weight_decay * param[i];
+    const T sq = square_avg[i] * alpha + one_minus_alpha * g * g;
+    square_avg[i] = sq;
+    T avg;
+    if constexpr (kCentered) {
+      const T mean = grad_avg[i] * alpha + one_minus_alpha * g;
+      grad_avg[i] = mean;
+      avg = std::sqrt(sq - mean * mean);
+    } else {
+      avg = std::sqrt(sq);
+    }
+    avg = avg + eps;
+    if constexpr (kMomentum) {
+      const T buf = momentum_buffer[i] * momentum + g / avg;
+      momentum_buffer[i] = buf;
+      param[i] = param[i] + neg_lr * buf;
+    } else {
+      param[i] = param[i] + neg_lr * g / avg;
+    }
+  }
+}
+
+// Adagrad as torch.optim.Adagrad's single-tensor code (dense gradients).
+template <typename T, bool kDecay>
+void adagrad_loop(
+    T* param, const T* grad, T* sum, int64_t n, const AdagradStepArgs& args) {
+  const double clr = args.lr / (1 + static_cast<double>(args.step - 1) * args.lr_decay);
+  const T neg_clr = static_cast<T>(-clr);
+  const T weight_decay = static_cast<T>(args.weight_decay);
+  const T eps = static_cast<T>(args.eps);
+  for (int64_t i = 0; i < n; ++i) {
+    T g = grad[i];
+    if constexpr (kDecay) g = g + weight_decay * param[i];
+    const T s = sum[i] + g * g;
+    sum[i] = s;
+    const T std = std::sqrt(s) + eps;
+    param[i] = param[i] + neg_clr * g / std;
+  }
+}
+
 }  // namespace
 
 void sgd_step(const Tensor& param,
@@ -172,6 +234,55 @@ void adam_step(const Tensor& param,
                                                 args);
           });
         });
+      });
+    });
+  });
+}
+
+void rmsprop_step(const Tensor& param,
+                  const Tensor& grad,
+                  const Tensor& square_avg,
+                  const Tensor& momentum_buffer,
+                  const Tensor& grad_avg,
+                  const RmspropStepArgs& args) {
+  dispatch_float(param.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    T* buf = momentum_buffer.defined() ? momentum_buffer.data_ptr<T>() : nullptr;
+    T* mean = grad_avg.defined() ? grad_avg.data_ptr<T>() : nullptr;
+    with_flag(args.weight_decay != 0, [&](auto decay) {
+      with_flag(mean != nullptr, [&](auto centered) {
+        with_flag(buf != nullptr, [&](auto with_momentum) {
+          parallel_over(param.numel(), kRmspropCost, [&](int64_t begin, int64_t end) {
+            rmsprop_loop<T,
+                         decltype(decay)::value,
+                         decltype(centered)::value,
+                         decltype(with_momentum)::value>(param.data_ptr<T>() + begin,
+                                                         grad.data_ptr<T>() + begin,
+                                                         square_avg.data_ptr<T>() + begin,
+                                                         buf ? buf + begin : nullptr,
+                                                         mean ? mean + begin : nullptr,
+                                                         end - begin,
+                                                         args);
+          });
+        });
+      });
+    });
+  });
+}
+
+void adagrad_step(const Tensor& param,
+                  const Tensor& grad,
+                  const Tensor& sum,
+                  const AdagradStepArgs& args) {
+  dispatch_float(param.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    with_flag(args.weight_decay != 0, [&](auto decay) {
+      parallel_over(param.numel(), kAdagradCost, [&](int64_t begin, int64_t end) {
+        adagrad_loop<T, decltype(decay)::value>(param.data_ptr<T>() + begin,
+                                                grad.data_ptr<T>() + begin,
+                                                sum.data_ptr<T>() + begin,
+                                                end - begin,
+                                                args);
       });
     });
   });

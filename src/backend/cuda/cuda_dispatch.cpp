@@ -12,6 +12,8 @@ const Kernels* cuda_kernel_table() {
     k.fill = cuda::fill;
     k.unary = cuda::unary;
     k.binary = cuda::binary;
+    k.activation = cuda::activation;
+    k.activation_backward = cuda::activation_backward;
     k.where = cuda::where;
     k.reduce_dim = cuda::reduce_dim;
     k.gemm = cuda::gemm;
@@ -41,6 +43,8 @@ const Kernels* cuda_kernel_table() {
     k.bernoulli = cuda::bernoulli;
     k.sgd_step = cuda::sgd_step;
     k.adam_step = cuda::adam_step;
+    k.rmsprop_step = cuda::rmsprop_step;
+    k.adagrad_step = cuda::adagrad_step;
     return k;
   }();
   return &table;

@@ -18,6 +18,13 @@ void fill(const Tensor& out, Scalar value);
 void unary(UnaryOp op, const Tensor& out, const Tensor& in, Scalar a, Scalar b);
 void binary(
     BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b, Scalar param);
+void activation(Activation kind, const Tensor& out, const Tensor& in, double a, double b);
+void activation_backward(Activation kind,
+                         const Tensor& grad_in,
+                         const Tensor& grad_out,
+                         const Tensor& in,
+                         double a,
+                         double b);
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
 void reduce_dim(
     ReduceOp op, const Tensor& out, const Tensor& indices, const Tensor& in, int64_t dim);
@@ -117,5 +124,15 @@ void adam_step(const Tensor& param,
                const Tensor& exp_avg_sq,
                const Tensor& max_exp_avg_sq,
                const AdamStepArgs& args);
+void rmsprop_step(const Tensor& param,
+                  const Tensor& grad,
+                  const Tensor& square_avg,
+                  const Tensor& momentum_buffer,
+                  const Tensor& grad_avg,
+                  const RmspropStepArgs& args);
+void adagrad_step(const Tensor& param,
+                  const Tensor& grad,
+                  const Tensor& sum,
+                  const AdagradStepArgs& args);
 
 }  // namespace tandem::backend::cuda

@@ -1,4 +1,5 @@
-// CUDA fused optimizer steps: one kernel per SGD or Adam/AdamW step, in
+// CUDA fused optimizer steps: one kernel per SGD, Adam/AdamW, RMSprop or
+// Adagrad step, in
 // place on contiguous float32/float64 tensors, doing the op-by-op math of
 // backend/cpu/optimizer_steps.cpp (see Note [Rounding like PyTorch] there): the
 // scalar factors are computed in double on the host and cast once to the
@@ -92,6 +93,65 @@ __device__ __forceinline__ void adam_update(
 }
 
 template <typename T>
+struct RmspropScalars {
+  T weight_decay;
+  T alpha;
+  T one_minus_alpha;
+  T eps;
+  T momentum;
+  T neg_lr;
+  bool decay;
+};
+
+// One element of an RMSprop step; buf is null without momentum, mean null
+// unless centered.
+template <typename T>
+__device__ __forceinline__ void rmsprop_update(
+    const RmspropScalars<T>& s, T& param, T grad, T& square_avg, T* buf, T* mean) {
+  T g = grad;
+  if (s.decay) g = add(g, mul(s.weight_decay, param));
+  const T sq = add(mul(square_avg, s.alpha), mul(mul(s.one_minus_alpha, g), g));
+  square_avg = sq;
+  T avg;
+  if (mean != nullptr) {
+    const T m = add(mul(*mean, s.alpha), mul(s.one_minus_alpha, g));
+    *mean = m;
+    avg = root(add(sq, -mul(m, m)));
+  } else {
+    avg = root(sq);
+  }
+  avg = add(avg, s.eps);
+  if (buf != nullptr) {
+    const T b = add(mul(*buf, s.momentum), div(g, avg));
+    *buf = b;
+    param = add(param, mul(s.neg_lr, b));
+  } else {
+    param = add(param, div(mul(s.neg_lr, g), avg));
+  }
+}
+
+template <typename T>
+struct AdagradScalars {
+  T neg_clr;  // -lr / (1 + (step - 1) * lr_decay)
+  T weight_decay;
+  T eps;
+  bool decay;
+};
+
+template <typename T>
+__device__ __forceinline__ void adagrad_update(const AdagradScalars<T>& s,
+                                               T& param,
+                                               T grad,
+                                               T& sum) {
+  T g = grad;
+  if (s.decay) g = add(g, mul(s.weight_decay, param));
+  const T acc = add(sum, mul(g, g));
+  sum = acc;
+  const T std = add(root(acc), s.eps);
+  param = add(param, div(mul(s.neg_clr, g), std));
+}
+
+template <typename T>
 void sgd_typed(cudaStream_t stream,
                const Tensor& param,
                const Tensor& grad,
@@ -179,6 +239,99 @@ void adam_typed(cudaStream_t stream,
   }
 }
 
+template <typename T>
+void rmsprop_typed(cudaStream_t stream,
+                   const Tensor& param,
+                   const Tensor& grad,
+                   const Tensor& square_avg,
+                   const Tensor& momentum_buffer,
+                   const Tensor& grad_avg,
+                   const RmspropStepArgs& args) {
+  const RmspropScalars<T> s{static_cast<T>(args.weight_decay),
+                            static_cast<T>(args.alpha),
+                            static_cast<T>(1 - args.alpha),
+                            static_cast<T>(args.eps),
+                            static_cast<T>(args.momentum),
+                            static_cast<T>(-args.lr),
+                            args.weight_decay != 0};
+  const int64_t n = param.numel();
+  T* param_data = param.data_ptr<T>();
+  const T* grad_data = grad.data_ptr<T>();
+  T* square_data = square_avg.data_ptr<T>();
+  const bool with_momentum = momentum_buffer.defined();
+  const bool centered = grad_avg.defined();
+  if (with_momentum && centered) {
+    for_each_flat(
+        stream,
+        "rmsprop_step",
+        n,
+        [s] __device__(T & p, const T& g, T& sq, T& buf, T& mean) {
+          rmsprop_update(s, p, g, sq, &buf, &mean);
+        },
+        param_data,
+        grad_data,
+        square_data,
+        momentum_buffer.data_ptr<T>(),
+        grad_avg.data_ptr<T>());
+  } else if (with_momentum) {
+    for_each_flat(
+        stream,
+        "rmsprop_step",
+        n,
+        [s] __device__(T & p, const T& g, T& sq, T& buf) {
+          rmsprop_update<T>(s, p, g, sq, &buf, nullptr);
+        },
+        param_data,
+        grad_data,
+        square_data,
+        momentum_buffer.data_ptr<T>());
+  } else if (centered) {
+    for_each_flat(
+        stream,
+        "rmsprop_step",
+        n,
+        [s] __device__(T & p, const T& g, T& sq, T& mean) {
+          rmsprop_update<T>(s, p, g, sq, nullptr, &mean);
+        },
+        param_data,
+        grad_data,
+        square_data,
+        grad_avg.data_ptr<T>());
+  } else {
+    for_each_flat(
+        stream,
+        "rmsprop_step",
+        n,
+        [s] __device__(T & p, const T& g, T& sq) {
+          rmsprop_update<T>(s, p, g, sq, nullptr, nullptr);
+        },
+        param_data,
+        grad_data,
+        square_data);
+  }
+}
+
+template <typename T>
+void adagrad_typed(cudaStream_t stream,
+                   const Tensor& param,
+                   const Tensor& grad,
+                   const Tensor& sum,
+                   const AdagradStepArgs& args) {
+  const double clr = args.lr / (1 + static_cast<double>(args.step - 1) * args.lr_decay);
+  const AdagradScalars<T> s{static_cast<T>(-clr),
+                            static_cast<T>(args.weight_decay),
+                            static_cast<T>(args.eps),
+                            args.weight_decay != 0};
+  for_each_flat(
+      stream,
+      "adagrad_step",
+      param.numel(),
+      [s] __device__(T & p, const T& g, T& acc) { adagrad_update(s, p, g, acc); },
+      param.data_ptr<T>(),
+      grad.data_ptr<T>(),
+      sum.data_ptr<T>());
+}
+
 }  // namespace
 
 void sgd_step(const Tensor& param,
@@ -204,6 +357,32 @@ void adam_step(const Tensor& param,
                                     "adam_step: non-contiguous operands");
   dispatch_floating(param.dtype(), "adam_step", [&]<typename T>() {
     adam_typed<T>(stream, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, args);
+  });
+}
+
+void rmsprop_step(const Tensor& param,
+                  const Tensor& grad,
+                  const Tensor& square_avg,
+                  const Tensor& momentum_buffer,
+                  const Tensor& grad_avg,
+                  const RmspropStepArgs& args) {
+  cudaStream_t stream = prepare(param);
+  TANDEM_INTERNAL_ASSERT_DEBUG_ONLY(param.is_contiguous() && grad.is_contiguous(),
+                                    "rmsprop_step: non-contiguous operands");
+  dispatch_floating(param.dtype(), "rmsprop_step", [&]<typename T>() {
+    rmsprop_typed<T>(stream, param, grad, square_avg, momentum_buffer, grad_avg, args);
+  });
+}
+
+void adagrad_step(const Tensor& param,
+                  const Tensor& grad,
+                  const Tensor& sum,
+                  const AdagradStepArgs& args) {
+  cudaStream_t stream = prepare(param);
+  TANDEM_INTERNAL_ASSERT_DEBUG_ONLY(param.is_contiguous() && grad.is_contiguous(),
+                                    "adagrad_step: non-contiguous operands");
+  dispatch_floating(param.dtype(), "adagrad_step", [&]<typename T>() {
+    adagrad_typed<T>(stream, param, grad, sum, args);
   });
 }
 

@@ -1,6 +1,9 @@
-// Loss modules: MSELoss, CrossEntropyLoss, NLLLoss, as LibTorch's modules of
-// the same names. forward(input, target) calls the loss op; a class-weight
-// tensor is kept as the buffer "weight", so to() moves it with the model.
+// Loss modules: MSELoss, CrossEntropyLoss, NLLLoss, BCELoss,
+// BCEWithLogitsLoss, L1Loss, SmoothL1Loss, HuberLoss, KLDivLoss,
+// CosineEmbeddingLoss, MarginRankingLoss, as LibTorch's modules of the same
+// names. forward(input, target) (forward(input1, input2, target) for the
+// last two) calls the loss op; weight tensors are kept as buffers ("weight",
+// "pos_weight"), so to() moves them with the model.
 //
 //   tandem::nn::CrossEntropyLoss criterion(
 //       tandem::nn::CrossEntropyLossOptions().label_smoothing(0.1));
@@ -50,5 +53,99 @@ class CrossEntropyLossImpl : public Cloneable<CrossEntropyLossImpl> {
   Tensor weight;
 };
 TANDEM_MODULE(CrossEntropyLoss);
+
+class BCELossImpl : public Cloneable<BCELossImpl> {
+ public:
+  explicit BCELossImpl(const BCELossOptions& options = {});
+  /// Registers options.weight() as the buffer "weight".
+  void reset() override;
+  /// input: probabilities in [0, 1]; target: input's shape.
+  Tensor forward(const Tensor& input, const Tensor& target);
+
+  BCELossOptions options;
+  Tensor weight;
+};
+TANDEM_MODULE(BCELoss);
+
+class BCEWithLogitsLossImpl : public Cloneable<BCEWithLogitsLossImpl> {
+ public:
+  explicit BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& options = {});
+  /// Registers the buffers "weight" and "pos_weight".
+  void reset() override;
+  /// input: scores (logits); target: input's shape.
+  Tensor forward(const Tensor& input, const Tensor& target);
+
+  BCEWithLogitsLossOptions options;
+  Tensor weight;
+  Tensor pos_weight;
+};
+TANDEM_MODULE(BCEWithLogitsLoss);
+
+class L1LossImpl : public Cloneable<L1LossImpl> {
+ public:
+  explicit L1LossImpl(const L1LossOptions& options = {}) : options(options) {}
+  void reset() override {}
+  Tensor forward(const Tensor& input, const Tensor& target);
+
+  L1LossOptions options;
+};
+TANDEM_MODULE(L1Loss);
+
+class SmoothL1LossImpl : public Cloneable<SmoothL1LossImpl> {
+ public:
+  explicit SmoothL1LossImpl(const SmoothL1LossOptions& options = {});
+  /// Checks beta.
+  void reset() override;
+  Tensor forward(const Tensor& input, const Tensor& target);
+
+  SmoothL1LossOptions options;
+};
+TANDEM_MODULE(SmoothL1Loss);
+
+class HuberLossImpl : public Cloneable<HuberLossImpl> {
+ public:
+  explicit HuberLossImpl(const HuberLossOptions& options = {});
+  /// Checks delta.
+  void reset() override;
+  Tensor forward(const Tensor& input, const Tensor& target);
+
+  HuberLossOptions options;
+};
+TANDEM_MODULE(HuberLoss);
+
+class KLDivLossImpl : public Cloneable<KLDivLossImpl> {
+ public:
+  explicit KLDivLossImpl(const KLDivLossOptions& options = {}) : options(options) {}
+  void reset() override {}
+  /// input: log-probabilities; target: probabilities (or log-probabilities).
+  Tensor forward(const Tensor& input, const Tensor& target);
+
+  KLDivLossOptions options;
+};
+TANDEM_MODULE(KLDivLoss);
+
+class CosineEmbeddingLossImpl : public Cloneable<CosineEmbeddingLossImpl> {
+ public:
+  explicit CosineEmbeddingLossImpl(const CosineEmbeddingLossOptions& options = {})
+      : options(options) {}
+  void reset() override {}
+  /// input1, input2: [N, D]; target: [N] of 1 (similar) and -1 (dissimilar).
+  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
+
+  CosineEmbeddingLossOptions options;
+};
+TANDEM_MODULE(CosineEmbeddingLoss);
+
+class MarginRankingLossImpl : public Cloneable<MarginRankingLossImpl> {
+ public:
+  explicit MarginRankingLossImpl(const MarginRankingLossOptions& options = {})
+      : options(options) {}
+  void reset() override {}
+  /// target 1: input1 should rank higher; -1: input2 should.
+  Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
+
+  MarginRankingLossOptions options;
+};
+TANDEM_MODULE(MarginRankingLoss);
 
 }  // namespace tandem::nn
