@@ -12,6 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin            # MPI for multi-process training (tandem::distributed)
   libgtest-dev libbenchmark-dev         # tests and micro-benchmarks
   libcli11-dev                          # the tandem command's flags
+  nlohmann-json3-dev                    # tandem plot reads Chrome traces
   python3-torch python3-numpy           # PyTorch reference values and benchmarks
   clang-format clang-tidy               # the style checks
   clang-14 libclang-rt-14-dev           # libFuzzer for the file-reader fuzz targets

@@ -20,6 +20,7 @@
 #include "tandem/core/error.h"
 #include "tandem/core/executor.h"
 #include "tandem/core/generator.h"
+#include "tandem/core/profiler.h"
 #include "tandem/core/tensor.h"
 #include "tandem/core/tensor_options.h"
 #include "tandem/core/warning.h"

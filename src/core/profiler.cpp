@@ -22,14 +22,23 @@
 // microseconds and more each, where an uncontended lock is noise. Every
 // process of one machine reads the same steady clock (CLOCK_MONOTONIC), so
 // the traces of the ranks of one mpirun job line up without offsets.
+//
+// Arrows (Chrome trace flows) follow data: a copy starts a flow and marks
+// its result's bytes with it (mark_data); the first span that reads those
+// bytes (a replica's forward, for a scatter's copy) takes it (take_flow).
+// The table of marked bytes lives as long as the session; an entry is
+// replaced when a later copy writes the same address, so an arrow links
+// the last copy into a block to the first reader after it.
 
 namespace tandem::profiler {
 namespace detail {
 
 std::atomic<bool> g_recording{false};
-// Guards g_events and the start and stop of a session.
+std::atomic<bool> g_recording_shapes{false};
+// Guards g_events, g_marked and the start and stop of a session.
 std::mutex g_mutex;
 std::vector<Event> g_events;
+std::map<const void*, uint64_t> g_marked;  // bytes -> the flow that made them
 
 namespace {
 
@@ -49,6 +58,7 @@ const ThreadIdentity& this_thread_identity() {
 }
 
 }  // namespace
+}  // namespace detail
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -57,34 +67,75 @@ int64_t now_ns() {
 }
 
 void record(Event event) {
-  const ThreadIdentity& me = this_thread_identity();
+  const detail::ThreadIdentity& me = detail::this_thread_identity();
   event.thread = me.number;
   event.thread_name = me.name;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  if (g_recording.load(std::memory_order_relaxed)) g_events.push_back(std::move(event));
+  std::lock_guard<std::mutex> lock(detail::g_mutex);
+  if (recording()) detail::g_events.push_back(std::move(event));
 }
 
-}  // namespace detail
+uint64_t new_flow() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+void mark_data(const void* data, uint64_t flow) {
+  if (flow == 0) return;
+  std::lock_guard<std::mutex> lock(detail::g_mutex);
+  if (recording()) detail::g_marked[data] = flow;
+}
+
+uint64_t take_flow(const void* data) {
+  std::lock_guard<std::mutex> lock(detail::g_mutex);
+  auto it = detail::g_marked.find(data);
+  if (it == detail::g_marked.end()) return 0;
+  const uint64_t flow = it->second;
+  detail::g_marked.erase(it);
+  return flow;
+}
 
 void Span::begin(std::string_view category, std::string_view name, Device device) {
   event_.emplace();
   event_->category = category;
   event_->name = name;
   event_->device = device;
-  event_->start_ns = detail::now_ns();
+  event_->start_ns = now_ns();
 }
 
 void Span::end() {
-  event_->end_ns = detail::now_ns();
-  detail::record(std::move(*event_));
+  event_->end_ns = now_ns();
+  record(std::move(*event_));
 }
 
-Session::Session() {
+Span& Span::arg(std::string_view key, int64_t value) {
+  if (event_) event_->args.push_back({std::string(key), std::to_string(value), true});
+  return *this;
+}
+
+Span& Span::arg(std::string_view key, std::string_view text) {
+  if (event_) event_->args.push_back({std::string(key), std::string(text), false});
+  return *this;
+}
+
+uint64_t Span::start_flow() {
+  if (!event_) return 0;
+  event_->flow_out = new_flow();
+  return event_->flow_out;
+}
+
+Span& Span::end_flow(uint64_t flow) {
+  if (event_ && flow != 0) event_->flows_in.push_back(flow);
+  return *this;
+}
+
+Session::Session(SessionOptions options) {
   std::lock_guard<std::mutex> lock(detail::g_mutex);
   TANDEM_CHECK(
       !detail::g_recording.load(),
       "profiler::Session: another session is recording; one at a time in a process");
   detail::g_events.clear();
+  detail::g_marked.clear();
+  detail::g_recording_shapes.store(options.record_shapes);
   detail::g_recording.store(true);
 }
 
@@ -107,7 +158,9 @@ void Session::stop() {
   {
     std::lock_guard<std::mutex> lock(detail::g_mutex);
     detail::g_recording.store(false);
+    detail::g_recording_shapes.store(false);
     taken.swap(detail::g_events);
+    detail::g_marked.clear();
   }
   events_ = by_start(std::move(taken));
   stopped_ = true;
@@ -243,24 +296,59 @@ std::string table(const std::vector<OpStats>& rows, size_t row_limit) {
   return out.str();
 }
 
+namespace {
+
+std::string args_json(const std::vector<Arg>& args) {
+  std::string out = "{";
+  for (const Arg& a : args) {
+    if (out.size() > 1) out += ',';
+    out += json_string(a.key) + ":" + (a.is_number ? a.value : json_string(a.value));
+  }
+  return out + "}";
+}
+
+// Flow ids are unique in a process; in a merged trace, each rank's own.
+uint64_t trace_flow_id(uint64_t flow, int rank) {
+  return rank >= 0 ? (static_cast<uint64_t>(rank) << 40) + flow : flow;
+}
+
+}  // namespace
+
 std::string chrome_trace_json(const std::vector<Event>& unordered, int rank) {
   const std::vector<Event> events = by_start(unordered);
   const int64_t origin = events.empty() ? 0 : events.front().start_ns;
-  const int pid_base = rank >= 0 ? rank * 1000 : 0;
-  std::map<std::string, int> pids;  // device -> process id, by first use
+  // (rank, device) -> process id: rank * 1000 + its devices' order of use.
+  std::map<std::pair<int, std::string>, int> pids;
+  std::map<int, int> devices_of_rank;
   std::map<std::pair<int, uint64_t>, std::string> threads;
   std::ostringstream body;
   for (const Event& e : events) {
+    const int r = e.rank >= 0 ? e.rank : rank;
     const std::string device = e.device.str();
-    auto [it, added] = pids.emplace(device, pid_base + static_cast<int>(pids.size()) + 1);
+    auto [it, added] = pids.emplace(std::pair{r, device}, 0);
+    if (added) it->second = std::max(r, 0) * 1000 + ++devices_of_rank[r];
     const int pid = it->second;
     threads.emplace(
         std::pair{pid, e.thread},
         e.thread_name.empty() ? "thread " + std::to_string(e.thread) : e.thread_name);
+    const std::string where = ",\"pid\":" + std::to_string(pid) +
+                              ",\"tid\":" + std::to_string(e.thread) +
+                              ",\"ts\":" + microseconds(e.start_ns - origin);
     body << ",\n{\"name\":" << json_string(e.name)
-         << ",\"cat\":" << json_string(e.category) << ",\"ph\":\"X\",\"pid\":" << pid
-         << ",\"tid\":" << e.thread << ",\"ts\":" << microseconds(e.start_ns - origin)
-         << ",\"dur\":" << microseconds(e.end_ns - e.start_ns) << "}";
+         << ",\"cat\":" << json_string(e.category) << ",\"ph\":\"X\"" << where
+         << ",\"dur\":" << microseconds(e.end_ns - e.start_ns);
+    if (!e.args.empty()) body << ",\"args\":" << args_json(e.args);
+    body << "}";
+    // Arrows, bound to the enclosing span at its start (Chrome's flow
+    // events "s" and "f" with binding point "e").
+    if (e.flow_out != 0) {
+      body << ",\n{\"name\":\"flow\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":"
+           << trace_flow_id(e.flow_out, r) << where << "}";
+    }
+    for (uint64_t flow : e.flows_in) {
+      body << ",\n{\"name\":\"flow\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":"
+           << trace_flow_id(flow, r) << where << "}";
+    }
   }
   std::ostringstream out;
   out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"origin_ns\":" << origin
@@ -272,11 +360,12 @@ std::string chrome_trace_json(const std::vector<Event>& unordered, int rank) {
         << ",\"args\":{\"name\":" << json_string(name) << "}}";
     first = false;
   };
-  for (const auto& [device, pid] : pids) {
+  for (const auto& [key, pid] : pids) {
+    const auto& [r, device] = key;
     meta("process_name",
          pid,
          0,
-         rank >= 0 ? "rank " + std::to_string(rank) + " " + device : device);
+         r >= 0 ? "rank " + std::to_string(r) + " " + device : device);
   }
   for (const auto& [key, name] : threads)
     meta("thread_name", key.first, key.second, name);

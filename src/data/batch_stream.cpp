@@ -46,6 +46,8 @@ void JobPrefetcher::work(size_t worker) {
     lock.unlock();
     std::exception_ptr error;
     try {
+      profiler::Span span("data", "DataLoader worker batch", kCPU);
+      span.arg("batch", static_cast<int64_t>(job));
       job_(worker, job);
     } catch (...) {
       error = std::current_exception();

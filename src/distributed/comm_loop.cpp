@@ -10,6 +10,7 @@
 #include "distributed/collective_check.h"
 #include "distributed/runtime.h"
 #include "tandem/core/error.h"
+#include "tandem/core/profiler.h"
 #include "tandem/distributed/errors.h"
 
 namespace tandem::distributed::detail {
@@ -145,6 +146,7 @@ void CommLoop::start(std::unique_ptr<CollectiveOp> op) {
 }
 
 void CommLoop::begin(CollectiveOp& op) {
+  if (profiler::recording()) op.span_start_ns = profiler::now_ns();
   group_->started.store(op.work->seq);
   group_->recorder.started(op.work->seq, Clock::now());
   if (op.nccl) {
@@ -390,6 +392,7 @@ void CommLoop::complete(CollectiveOp& op, const std::string& error) {
   if (&op == checking_) checking_ = nullptr;
   if (op.work->seq != 0)
     group_->recorder.finished(op.work->seq, Clock::now(), !error.empty());
+  record_span(op);
   if (!error.empty()) {
     fail_group(
         FailureKind::kBackend,
@@ -414,6 +417,25 @@ void CommLoop::complete(CollectiveOp& op, const std::string& error) {
     return;
   }
   op.work->finish(nullptr);
+}
+
+void CommLoop::record_span(CollectiveOp& op) {
+  if (op.span_start_ns == 0 || !profiler::recording()) return;
+  profiler::Event event;
+  event.name = op.span_name;
+  event.category = "comm";
+  if (op.recv.defined()) event.device = op.recv.device();
+  event.start_ns = std::exchange(op.span_start_ns, 0);
+  event.end_ns = profiler::now_ns();
+  const int64_t bytes =
+      static_cast<int64_t>(op.count) * static_cast<int64_t>(element_size(op.dtype));
+  event.args = {{"bytes", std::to_string(bytes), true},
+                {"seq", std::to_string(op.work->seq), true}};
+  if (op.recv.defined()) {
+    const uint64_t flow = profiler::take_flow(op.recv.data_ptr());  // from its launch
+    if (flow != 0) event.flows_in.push_back(flow);
+  }
+  profiler::record(std::move(event));
 }
 
 void CommLoop::check_deadlines() {

@@ -61,6 +61,8 @@ class CommLoop {
   bool poll_gpu();
   /// Finishes `op` with `error` ("": success).
   void complete(CollectiveOp& op, const std::string& error);
+  /// The collective's span, from begin() to now, if a profiler records.
+  void record_span(CollectiveOp& op);
   void check_deadlines();
   std::string timeout_message(const CollectiveOp& op) const;
   /// Poisons the group with `message` (if it is the first failure), fails

@@ -149,6 +149,7 @@ Work enqueue(const std::shared_ptr<detail::GroupState>& group,
   if (op->recv.defined() && op->recv.is_cuda()) {
     op->nccl = detail::nccl_prepare(op->recv.device());
   }
+  if (op->span_name.empty()) op->span_name = name;
   return detail::Runtime::instance().enqueue(
       group, std::move(op), name, summary, timeout);
 }
@@ -183,6 +184,8 @@ Work ProcessGroup::allreduce(const Tensor& tensor, const AllreduceOptions& optio
   op->dtype = tensor.dtype();
   op->count = static_cast<int>(tensor.numel());
   op->recv = tensor;
+  op->span_name =
+      options.label().empty() ? "allreduce" : detail::str("allreduce ", options.label());
   tensor.bump_version();
   return enqueue(state_,
                  std::move(op),

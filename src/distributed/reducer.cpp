@@ -9,6 +9,7 @@
 #include "backend/dispatch.h"
 #include "tandem/autograd/engine.h"
 #include "tandem/core/error.h"
+#include "tandem/core/profiler.h"
 #include "tandem/core/warning.h"
 #include "tandem/distributed/bucket_assignment.h"
 #include "tandem/distributed/errors.h"
@@ -274,6 +275,11 @@ void Reducer::launch_bucket(size_t b) {
   const auto count = static_cast<int64_t>(params_.size());
   const int64_t grads = bucket.flat.numel() - (last ? count : 0);
   if (last) write_usage_flags(bucket.flat.narrow(0, grads, count));
+  profiler::Span span("ddp", "DDP launch bucket", bucket.flat.device());
+  if (span.active()) {
+    span.arg("bucket", static_cast<int64_t>(b)).arg("bytes", bucket.flat.nbytes());
+    profiler::mark_data(bucket.flat.data_ptr(), span.start_flow());  // to its allreduce
+  }
   if (!hook_) {
     bucket.work = group_->allreduce(bucket.flat,
                                     AllreduceOptions().label(::tandem::detail::str(
@@ -389,6 +395,8 @@ void Reducer::shadow_backward() {
 
 std::vector<int64_t> Reducer::wait_for_buckets() {
   for (size_t b = 0; b < buckets_.size(); ++b) {
+    profiler::Span span("ddp", "DDP wait bucket", buckets_[b].flat.device());
+    span.arg("bucket", static_cast<int64_t>(b));
     buckets_[b].work.wait();
     if (hook_) take_hook_result(b);
   }

@@ -1,5 +1,7 @@
 #include "distributed/runtime.h"
 
+#include <pthread.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -107,6 +109,7 @@ std::shared_ptr<GroupState> Runtime::init(const ProcessGroupOptions& options) {
 }
 
 void Runtime::thread_main(std::chrono::milliseconds timeout, bool check_collectives) {
+  pthread_setname_np(pthread_self(), "tandem comm");  // as traces and top show it
   auto fail_start = [&](std::string message, State state) {
     std::lock_guard<std::mutex> lock(mu_);
     start_error_ = std::move(message);

@@ -195,6 +195,10 @@ struct CollectiveOp {
   NcclOpPtr nccl;
 
   std::shared_ptr<WorkState> work;
+  /// The profiler's name for it ("allreduce bucket 0 of 3") and, while a
+  /// profiler session records, when the communication thread began it.
+  std::string span_name;
+  int64_t span_start_ns = 0;
   OpStage stage = OpStage::kMpi;
   /// kCheck: every rank's signature, gathered.
   std::vector<int64_t> signatures;

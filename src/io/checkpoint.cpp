@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "tandem/core/error.h"
+#include "tandem/core/profiler.h"
 #include "tandem/io/safetensors.h"
 
 namespace tandem::io {
@@ -111,10 +112,14 @@ void save_checkpoint(const Checkpoint& checkpoint, const std::filesystem::path& 
   for (const auto& [key, value] : checkpoint.extra) {
     metadata.emplace(std::string(kExtraPrefix) + key, value);
   }
+  profiler::Span span("io", "save_checkpoint", kCPU);
+  span.arg("path", path.string());
   save_tensors(tensors, path, metadata);
 }
 
 Checkpoint load_checkpoint(const std::filesystem::path& path) {
+  profiler::Span span("io", "load_checkpoint", kCPU);
+  span.arg("path", path.string());
   SafetensorsContents contents = load_safetensors(path);
   MetadataReader metadata(std::move(contents.metadata), path);
   if (!contents.checksum_verified) {

@@ -102,6 +102,7 @@ void record(
 }  // namespace
 
 Tensor relu(const Tensor& x) {
+  const profiler::Span span = detail::op_span("relu", {&x});
   check_relu_input("relu", x);
   Tensor out = activation(UnaryOp::Relu, x, x.dtype());
   // Uses the result: relu(x) > 0 exactly where x > 0.
@@ -121,6 +122,7 @@ Tensor& relu_(Tensor& x) {
 }
 
 Tensor gelu(const Tensor& x, std::string_view approximate) {
+  const profiler::Span span = detail::op_span("gelu", {&x});
   TANDEM_CHECK(approximate == "none" || approximate == "tanh",
                "gelu: approximate must be 'none' or 'tanh', got '",
                approximate,
@@ -138,12 +140,14 @@ Tensor gelu(const Tensor& x, std::string_view approximate) {
 }
 
 Tensor sigmoid(const Tensor& x) {
+  const profiler::Span span = detail::op_span("sigmoid", {&x});
   Tensor out = floating_activation("sigmoid", UnaryOp::Sigmoid, x);
   record("SigmoidBackward", BinaryOp::SigmoidBackwardFromResult, x, out, false);
   return out;
 }
 
 Tensor tanh(const Tensor& x) {
+  const profiler::Span span = detail::op_span("tanh", {&x});
   Tensor out = floating_activation("tanh", UnaryOp::Tanh, x);
   record("TanhBackward", BinaryOp::TanhBackwardFromResult, x, out, false);
   return out;

@@ -1,4 +1,5 @@
 // cat and stack: join tensors along a dim into a new tensor (a copy).
+#include "ops/op_utils.h"
 #include "ops/view_impl.h"
 #include "tandem/graph/node.h"
 #include "tandem/ops/factory.h"
@@ -24,6 +25,7 @@ void check_all_defined(const char* op, const std::vector<Tensor>& tensors) {
 }  // namespace
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  const profiler::Span span = detail::op_span("cat", tensors);
   check_all_defined("cat", tensors);
   ScalarType dtype = tensors[0].dtype();
   const Tensor* ref = nullptr;

@@ -153,6 +153,7 @@ Tensor conv2d(const Tensor& input,
               ExpandingArray<2> padding,
               ExpandingArray<2> dilation,
               int64_t groups) {
+  const profiler::Span span = detail::op_span("conv2d", {&input, &weight, &bias});
   check_operands(input, weight, bias);
   detail::check_at_least(kOp, "stride", stride.vec(), 1);
   detail::check_at_least(kOp, "padding", padding.vec(), 0);

@@ -3,6 +3,7 @@
 #include "core/device_services.h"
 #include "ops/op_utils.h"
 #include "ops/write_through_view.h"
+#include "tandem/core/profiler.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
@@ -18,6 +19,15 @@ Tensor copy_to_new(const Tensor& src,
                    const char* node_name,
                    bool non_blocking = false) {
   Tensor out = detail::make_empty(src.sizes(), dtype, device);
+  // A copy to another device is a span on the destination, with an arrow
+  // to the first span that reads its result (Note [Profiler spans]).
+  profiler::Span span("copy", src.device() == device ? "clone" : "copy", device);
+  if (span.active() && src.device() != device) {
+    span.arg("from", src.device().str())
+        .arg("to", device.str())
+        .arg("bytes", out.nbytes());
+    profiler::mark_data(out.data_ptr(), span.start_flow());
+  }
   if (src.device() == device || (src.is_cpu() && device.is_cpu())) {
     // Logical CPU devices share the host's memory: a plain copy.
     detail::kernels_for(out).copy(out, src);

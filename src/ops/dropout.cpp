@@ -12,6 +12,7 @@
 namespace tandem {
 
 Tensor dropout(const Tensor& x, double p, bool train) {
+  const profiler::Span span = detail::op_span("dropout", {&x});
   detail::check_defined("dropout", x, "input");
   TANDEM_CHECK(p >= 0 && p <= 1, "dropout: expected probability p in [0, 1], got ", p);
   if (!train || p == 0) return x;

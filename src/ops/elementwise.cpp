@@ -31,6 +31,7 @@ Tensor binary_kernel(const char* op,
                      const Tensor& b,
                      Scalar param = 0,
                      bool comparison = false) {
+  const profiler::Span span = detail::op_span(op, {&a, &b});
   detail::check_defined(op, a, "self");
   detail::check_defined(op, b, "other");
   detail::check_same_device(op, {&a, &b});
@@ -54,6 +55,7 @@ Tensor unary_kernel(const char* op,
                     ScalarType out_dtype,
                     Scalar a = 0,
                     Scalar b = 0) {
+  const profiler::Span span = detail::op_span(op, {&x});
   detail::check_defined(op, x, "self");
   Tensor in = x.dtype() == out_dtype ? x : x.detach().to(out_dtype);
   Tensor out = detail::make_empty(x.sizes(), out_dtype, x.device());

@@ -128,6 +128,7 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  const profiler::Span span = detail::op_span("mm", {&a, &b});
   check_operands("mm", a, "self", b, "mat2");
   TANDEM_CHECK(a.dim() == 2 && b.dim() == 2,
                "mm: expected 2-D tensors, got shapes ",
@@ -142,6 +143,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  const profiler::Span span = detail::op_span("bmm", {&a, &b});
   check_operands("bmm", a, "self", b, "mat2");
   TANDEM_CHECK(a.dim() == 3 && b.dim() == 3,
                "bmm: expected 3-D tensors, got shapes ",
@@ -167,6 +169,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  const profiler::Span span = detail::op_span("matmul", {&a, &b});
   check_operands("matmul", a, "self", b, "other");
   TANDEM_CHECK(a.dim() >= 1 && b.dim() >= 1,
                "matmul: expected tensors with at least 1 dimension, got shapes ",
@@ -192,6 +195,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  const profiler::Span span = detail::op_span("linear", {&input, &weight, &bias});
   check_operands("linear", input, "input", weight, "weight");
   detail::check_same_device("linear", {&input, &weight, &bias});
   TANDEM_CHECK(weight.dim() == 2,

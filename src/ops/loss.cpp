@@ -175,6 +175,7 @@ void check_pointwise_loss_args(const char* op,
 }  // namespace detail
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  const profiler::Span span = detail::op_span("mse_loss", {&input, &target});
   detail::check_pointwise_loss_args("mse_loss", input, target);
   return detail::reduce_loss("mse_loss", square(input - target), reduction);
 }
@@ -184,6 +185,7 @@ Tensor nll_loss(const Tensor& input,
                 const Tensor& weight,
                 Reduction reduction,
                 int64_t ignore_index) {
+  const profiler::Span span = detail::op_span("nll_loss", {&input, &target});
   check_nll_args("nll_loss", input, target, weight, reduction);
   return nll_loss_checked(input, target, weight, reduction, ignore_index, 0.0);
 }
@@ -194,6 +196,7 @@ Tensor cross_entropy(const Tensor& input,
                      Reduction reduction,
                      int64_t ignore_index,
                      double label_smoothing) {
+  const profiler::Span span = detail::op_span("cross_entropy", {&input, &target});
   check_nll_args("cross_entropy", input, target, weight, reduction);
   TANDEM_CHECK(label_smoothing >= 0 && label_smoothing <= 1,
                "cross_entropy: expected label_smoothing in [0, 1], got ",

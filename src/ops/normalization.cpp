@@ -118,6 +118,7 @@ Tensor batch_norm(const Tensor& input,
                   bool training,
                   double momentum,
                   double eps) {
+  const profiler::Span span = detail::op_span("batch_norm", {&input});
   check_batch_norm_args(input, running_mean, running_var, weight, bias, training);
   const int64_t channels = input.size(1);
   const Tensor x = input.detach().contiguous();
@@ -188,6 +189,7 @@ Tensor layer_norm(const Tensor& input,
                   const Tensor& weight,
                   const Tensor& bias,
                   double eps) {
+  const profiler::Span span = detail::op_span("layer_norm", {&input});
   const char* op = "layer_norm";
   check_operands(op, input, {{"weight", &weight}, {"bias", &bias}});
   const int64_t k = static_cast<int64_t>(normalized_shape.size());

@@ -2,8 +2,62 @@
 #include "ops/op_utils.h"
 
 #include <cmath>
+#include <sstream>
+#include <type_traits>
 
 namespace tandem::detail {
+
+namespace {
+
+template <typename Tensors>
+profiler::Span op_span_over(const char* op, const Tensors& inputs) {
+  const auto tensor = [](const auto& t) -> const Tensor& {
+    if constexpr (std::is_pointer_v<std::decay_t<decltype(t)>>) {
+      return *t;
+    } else {
+      return t;
+    }
+  };
+  Device device(kCPU);
+  for (const auto& t : inputs) {
+    if (tensor(t).defined()) {
+      device = tensor(t).device();
+      break;
+    }
+  }
+  profiler::Span span("op", op, device);
+  if (span.active() && profiler::recording_shapes()) {
+    std::ostringstream shapes;
+    std::ostringstream dtypes;
+    shapes << "[";
+    dtypes << "[";
+    bool first = true;
+    for (const auto& t : inputs) {
+      shapes << (first ? "" : ", ");
+      dtypes << (first ? "" : ", ");
+      first = false;
+      if (tensor(t).defined()) {
+        shapes << tensor(t).sizes();
+        dtypes << tensor(t).dtype();
+      } else {
+        shapes << "[]";
+        dtypes << "undefined";
+      }
+    }
+    span.arg("shapes", shapes.str() + "]").arg("dtypes", dtypes.str() + "]");
+  }
+  return span;
+}
+
+}  // namespace
+
+profiler::Span op_span(const char* op, std::initializer_list<const Tensor*> inputs) {
+  return op_span_over(op, inputs);
+}
+
+profiler::Span op_span(const char* op, const std::vector<Tensor>& inputs) {
+  return op_span_over(op, inputs);
+}
 
 void check_defined(const char* op, const Tensor& t, const char* name) {
   TANDEM_CHECK(t.defined(), op, ": argument '", name, "' is undefined");

@@ -8,9 +8,16 @@
 
 #include "backend/dispatch.h"
 #include "core/empty_tensor.h"  // make_empty, the ops' allocation
+#include "tandem/core/profiler.h"
 #include "tandem/core/tensor.h"
 
 namespace tandem::detail {
+
+/// The profiler's span of op `op` on its first defined input's device;
+/// when the session records shapes, with the inputs' shapes and dtypes.
+/// Off, it costs what any span costs (Note [Profiler spans]).
+profiler::Span op_span(const char* op, std::initializer_list<const Tensor*> inputs);
+profiler::Span op_span(const char* op, const std::vector<Tensor>& inputs);
 
 /// Throws unless `t` is defined: "<op>: argument '<name>' is undefined".
 void check_defined(const char* op, const Tensor& t, const char* name);

@@ -175,6 +175,7 @@ Tensor max_pool2d(const Tensor& input,
                   ExpandingArray<2> padding,
                   ExpandingArray<2> dilation,
                   bool ceil_mode) {
+  const profiler::Span span = detail::op_span("max_pool2d", {&input});
   return std::get<0>(
       max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode));
 }
@@ -186,6 +187,7 @@ Tensor avg_pool2d(const Tensor& input,
                   bool ceil_mode,
                   bool count_include_pad,
                   std::optional<int64_t> divisor_override) {
+  const profiler::Span span = detail::op_span("avg_pool2d", {&input});
   const char* op = "avg_pool2d";
   const backend::Pool2dParams params =
       checked_window(op, input, kernel_size, stride, padding, /*dilation=*/1);

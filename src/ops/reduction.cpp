@@ -114,6 +114,7 @@ Tensor expand_grad(const Tensor& g, const IntList& sizes, const IntList& dims) {
 }
 
 Tensor sum_impl(const Tensor& x, const IntList& dims_in, bool keepdim) {
+  const profiler::Span span = detail::op_span("sum", {&x});
   detail::check_defined("sum", x, "self");
   IntList dims = normalize_dims("sum", x, dims_in);
   Tensor out = sum_raw(x, dims, keepdim);
@@ -125,6 +126,7 @@ Tensor sum_impl(const Tensor& x, const IntList& dims_in, bool keepdim) {
 }
 
 Tensor mean_impl(const Tensor& x, const IntList& dims_in, bool keepdim) {
+  const profiler::Span span = detail::op_span("mean", {&x});
   detail::check_defined("mean", x, "self");
   TANDEM_CHECK(x.is_floating_point(),
                "mean: could not infer output dtype; expected "

@@ -67,10 +67,12 @@ Tensor softmax_impl(
 }  // namespace
 
 Tensor softmax(const Tensor& x, int64_t dim) {
+  const profiler::Span span = detail::op_span("softmax", {&x});
   return softmax_impl("softmax", "SoftmaxBackward", x, dim, /*log=*/false);
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim) {
+  const profiler::Span span = detail::op_span("log_softmax", {&x});
   return softmax_impl("log_softmax", "LogSoftmaxBackward", x, dim, /*log=*/true);
 }
 

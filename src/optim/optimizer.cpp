@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "tandem/core/profiler.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 
@@ -131,6 +132,11 @@ Tensor Optimizer::step_each_param(const LossClosure& closure, const ParamUpdate&
     loss = closure();
   }
   NoGradGuard no_grad;
+  const Device device = param_groups_.empty() || param_groups_[0].params().empty()
+                            ? Device(kCPU)
+                            : param_groups_[0].params()[0].device();
+  const profiler::Span span(
+      "optim", [this] { return std::string(name()) + ".step"; }, device);
   for (auto& group : param_groups_) {
     for (auto& p : group.params()) {
       Tensor grad = p.grad();

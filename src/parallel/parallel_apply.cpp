@@ -77,7 +77,11 @@ std::vector<TensorTree> parallel_apply(
   const std::vector<std::exception_ptr> errors = run_on_devices(on, [&](size_t i) {
     AutoGradMode mode(grad_mode);
     tandem::detail::DeviceWorkScope work(on[i]);
-    const profiler::Span span("parallel", "replica forward", on[i]);
+    profiler::Span span("parallel", "replica forward", on[i]);
+    if (span.active()) {
+      for (const Tensor& t : inputs[i].tensors())
+        span.end_flow(profiler::take_flow(t.data_ptr()));
+    }
     outputs[i] = call(i, inputs[i]);
   });
   for (size_t i = 0; i < errors.size(); ++i) {

@@ -113,6 +113,88 @@ TEST(Profiler, ChromeTraceHasAProcessPerDeviceAndThreadNames) {
       << json;
 }
 
+TEST(Profiler, ArgsAndArrowsReachTheTrace) {
+  Session session;
+  uint64_t flow = 0;
+  int data = 0;
+  {
+    Span copy("copy", "copy", Device("cpu:1"));
+    copy.arg("bytes", int64_t{4096}).arg("from", "cpu:0");
+    flow = copy.start_flow();
+    mark_data(&data, flow);
+  }
+  {
+    Span use("user", "use", Device("cpu:1"));
+    use.end_flow(take_flow(&data));
+  }
+  EXPECT_EQ(take_flow(&data), 0u) << "a mark is taken once";
+  session.stop();
+  const std::vector<Event> events = session.events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_NE(flow, 0u);
+  EXPECT_EQ(events[0].flow_out, flow);
+  EXPECT_EQ(events[1].flows_in, std::vector<uint64_t>{flow});
+  const std::string json = chrome_trace_json(events);
+  EXPECT_NE(json.find("\"args\":{\"bytes\":4096,\"from\":\"cpu:0\"}"), std::string::npos)
+      << json;
+  EXPECT_EQ(count(json, "\"ph\":\"s\",\"id\":" + std::to_string(flow)), 1u) << json;
+  EXPECT_EQ(count(json, "\"ph\":\"f\",\"bp\":\"e\",\"id\":" + std::to_string(flow)), 1u)
+      << json;
+}
+
+TEST(Profiler, WithoutASessionSpansTakeNoArgsAndMarksNothing) {
+  Span span("user", "idle", Device("cpu:0"));
+  EXPECT_FALSE(span.active());
+  EXPECT_EQ(span.start_flow(), 0u);
+  int data = 0;
+  mark_data(&data, 7);
+  Session session;
+  EXPECT_EQ(take_flow(&data), 0u);
+}
+
+TEST(Profiler, RecordKeepsAnIntervalSeenInTwoPlaces) {
+  Session session;
+  Event event;
+  event.name = "allreduce";
+  event.category = "comm";
+  event.start_ns = now_ns();
+  event.end_ns = event.start_ns + 10;
+  record(event);
+  session.stop();
+  record(event);  // after the session: dropped
+  ASSERT_EQ(session.events().size(), 1u);
+  EXPECT_EQ(session.events()[0].name, "allreduce");
+  EXPECT_FALSE(session.events()[0].thread_name.empty()) << "stamped with this thread";
+}
+
+TEST(Profiler, RecordShapesIsASessionOption) {
+  EXPECT_FALSE(recording_shapes());
+  {
+    Session session({.record_shapes = true});
+    EXPECT_TRUE(recording_shapes());
+  }
+  EXPECT_FALSE(recording_shapes());
+  Session plain;
+  EXPECT_FALSE(recording_shapes());
+}
+
+TEST(Profiler, MergedEventsOfEachRankHaveTheirOwnProcesses) {
+  std::vector<Event> events;
+  events.push_back({"a", "user", Device("cpu:0"), 1000, 2000, 1, "main"});
+  events.push_back({"b", "user", Device("cpu:0"), 1500, 2500, 1, "main"});
+  events[0].rank = 0;
+  events[1].rank = 1;
+  events[0].flow_out = 5;
+  events[1].flow_out = 5;  // each rank's ids are its own
+  const std::string json = chrome_trace_json(events);
+  EXPECT_EQ(count(json, "\"rank 0 cpu:0\""), 1u) << json;
+  EXPECT_EQ(count(json, "\"rank 1 cpu:0\""), 1u) << json;
+  EXPECT_NE(json.find("\"pid\":1,"), std::string::npos);
+  EXPECT_NE(json.find("\"pid\":1001,"), std::string::npos);
+  EXPECT_EQ(count(json, "\"id\":5,"), 1u) << json;
+  EXPECT_EQ(count(json, "\"id\":" + std::to_string((uint64_t{1} << 40) + 5)), 1u) << json;
+}
+
 TEST(Profiler, AnUnwritableTracePathIsAnErrorNamingIt) {
   try {
     write_chrome_trace({}, "/nonexistent/dir/trace.json");

@@ -62,6 +62,22 @@ TEST(ProfilerTrace, ADataParallelStepLiesOnBothDevicesAndOverlaps) {
   EXPECT_GT(backward_on(Device("cpu:0")), 0);
   EXPECT_GT(backward_on(Device("cpu:1")), 0);
 
+  // Each step's copy of the batch's second half to cpu:1 has an arrow to
+  // cpu:1's replica forward.
+  const auto copies1 = named(events, "copy", Device("cpu:1"));
+  ASSERT_GE(copies1.size(), kSteps);
+  int arrows = 0;
+  for (const profiler::Event& forward : forward1) {
+    for (uint64_t flow : forward.flows_in) {
+      arrows +=
+          std::count_if(copies1.begin(), copies1.end(), [&](const profiler::Event& c) {
+            return c.flow_out == flow && c.end_ns <= forward.start_ns;
+          });
+    }
+  }
+  EXPECT_EQ(arrows, static_cast<int>(kSteps));
+  EXPECT_EQ(copies1[0].args.size(), 3u);
+
   const std::string json = profiler::chrome_trace_json(events);
   EXPECT_NE(json.find("\"name\":\"cpu:0\""), std::string::npos);
   EXPECT_NE(json.find("\"name\":\"cpu:1\""), std::string::npos);

@@ -3,11 +3,15 @@
 - two devices: the file is Chrome trace JSON with a process per device
   (cpu:0, cpu:1, named by metadata), each replica's forward and its
   backward nodes on its own device's process, a track name per thread,
-  and the busiest spans printed as a table at the end;
+  each step's copy of the batch to cpu:1 with an arrow (a flow) to
+  cpu:1's replica forward, and the busiest spans printed as a table at
+  the end;
 - a run stopped by SIGINT still writes a whole, valid trace;
 - an unwritable --profile path is an error naming it before any training;
-- under mpiexec -np 2 each process writes its own file (run.rank0.json,
-  run.rank1.json) with processes named "rank N cpu:0".
+- under mpiexec -np 2 rank 0 writes one file for the job: processes named
+  "rank 0 cpu:0" and "rank 1 cpu:0", each rank's backward nodes, its
+  bucket allreduces on its communication thread with bytes and an arrow
+  from the bucket's launch, and the waits for them.
 
 Usage: check_profile.py --mpiexec MPIEXEC [--numproc-flag F] [--flags F] TANDEM"""
 import json
@@ -23,15 +27,34 @@ from check_train import dataset_in, expect  # noqa: E402
 from check_train_distributed import launcher_from_command_line  # noqa: E402
 
 
-def load_trace(path):
+def load_trace(path, with_flows=False):
     with open(path) as f:
         trace = json.load(f)
-    processes = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"]
+    events = trace["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events
                  if e["ph"] == "M" and e["name"] == "process_name"}
-    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    spans = [e for e in events if e["ph"] == "X"]
     for s in spans:
         expect(s["dur"] >= 0 and s["ts"] >= 0 and s["pid"] in processes, s)
-    return processes, spans
+    if not with_flows:
+        return processes, spans
+    return processes, spans, arrows(events, spans)
+
+
+def arrows(events, spans):
+    """(from span, to span) per flow: Chrome's "s" and "f" events bind to
+    the span that starts where they are (same pid, tid and ts)."""
+    at = {(s["pid"], s["tid"], s["ts"]): s for s in spans}
+    starts = {e["id"]: e for e in events if e["ph"] == "s"}
+    pairs = []
+    for end in (e for e in events if e["ph"] == "f"):
+        expect(end.get("bp") == "e" and end["id"] in starts, end)
+        start = starts[end["id"]]
+        source = at.get((start["pid"], start["tid"], start["ts"]))
+        target = at.get((end["pid"], end["tid"], end["ts"]))
+        expect(source is not None and target is not None, (start, end))
+        pairs.append((source, target))
+    return pairs
 
 
 def spans_on(processes, spans, device, name=None, category=None):
@@ -44,7 +67,7 @@ def check_two_devices(launch, data, work):
     trace = os.path.join(work, "two.json")
     result = launch.alone("train", "--data", data, "--epochs", "1", "--batch-size", "64",
                           "--devices", "cpu:0,cpu:1", "--profile", trace)
-    processes, spans = load_trace(trace)
+    processes, spans, flows = load_trace(trace, with_flows=True)
     expect(sorted(processes.values()) == ["cpu:0", "cpu:1"], processes)
     for device in ("cpu:0", "cpu:1"):
         expect(spans_on(processes, spans, device, name="replica forward"),
@@ -56,9 +79,17 @@ def check_two_devices(launch, data, work):
     expect(len(forward0) == len(forward1), (len(forward0), len(forward1)))
     expect({s["tid"] for s in forward0}.isdisjoint({s["tid"] for s in forward1}),
            "both replicas' forwards on one thread")
+    copies = [(a, b) for a, b in flows if a["name"] == "copy"
+              and processes[a["pid"]] == "cpu:1" and b["name"] == "replica forward"
+              and processes[b["pid"]] == "cpu:1"]
+    expect(len(copies) == len(forward1), (len(copies), len(forward1)))
+    for copy, forward in copies:
+        expect(copy["args"]["from"] == "cpu:0" and copy["args"]["bytes"] > 0, copy)
+        expect(copy["ts"] + copy["dur"] <= forward["ts"] + 0.001, (copy, forward))
     expect("LinearBackward" in result.stdout and "Self ms" in result.stdout, result.stdout)
     expect(f"written to {trace}" in result.stdout, result.stdout)
-    print(f"two devices: {len(spans)} spans on cpu:0 and cpu:1, table printed")
+    print(f"two devices: {len(spans)} spans on cpu:0 and cpu:1, {len(copies)} arrows "
+          "from a copy to its replica, table printed")
 
 
 def check_interrupted(launch, data, work):
@@ -93,13 +124,26 @@ def check_two_processes(launch, data, work):
     trace = os.path.join(work, "run.json")
     launch.run(2, "train", "--data", data, "--epochs", "1", "--batch-size", "64",
                "--profile", trace)
+    expect(not os.path.exists(os.path.join(work, "run.rank1.json")), "a rank's own file")
+    processes, spans, flows = load_trace(trace, with_flows=True)
+    expect(sorted(processes.values()) == ["rank 0 cpu:0", "rank 1 cpu:0"], processes)
+    expect(sorted(processes) == [1, 1001], processes)
     for rank in (0, 1):
-        processes, spans = load_trace(os.path.join(work, f"run.rank{rank}.json"))
-        expect(list(processes.values()) == [f"rank {rank} cpu:0"], processes)
-        expect(all(pid // 1000 == rank for pid in processes), processes)
-        expect(spans_on(processes, spans, f"rank {rank} cpu:0", category="autograd"),
+        device = f"rank {rank} cpu:0"
+        expect(spans_on(processes, spans, device, category="autograd"),
                f"rank {rank}: no backward node")
-    print("mpiexec -np 2: one trace per process, named by rank")
+        buckets = [s for s in spans_on(processes, spans, device, category="comm")
+                   if s["name"].startswith("allreduce bucket ")]
+        expect(buckets and all(s["args"]["bytes"] > 0 for s in buckets), buckets[:2])
+        launched = [b for a, b in flows if a["name"] == "DDP launch bucket"
+                    and processes[a["pid"]] == device]
+        expect(len(launched) == len(buckets) and all(b in buckets for b in launched),
+               (len(launched), len(buckets)))
+        expect(spans_on(processes, spans, device, name="DDP wait bucket"),
+               f"rank {rank}: no wait")
+    print("mpiexec -np 2: one trace for the job with both ranks' processes, "
+          f"{len([1 for a, _ in flows if a['name'] == 'DDP launch bucket'])} bucket "
+          "allreduces with arrows from their launches")
 
 
 def main():

@@ -14,6 +14,9 @@
 // before the timed steps, process 0 reports, samples/s counts the global
 // batch and peak_rss_mib is the processes' peaks summed (--overlap off
 // reduces the gradients only after backward, to show what overlap gains).
+//
+// --profile FILE records the timed steps (or --profile-steps A-B) as a
+// Chrome trace; its table goes to stderr, so stdout stays one JSON object.
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
@@ -31,6 +34,7 @@
 #include "model_on_devices.h"
 #include "models.h"
 #include "options.h"
+#include "profile_flag.h"
 #include "tandem/tandem.h"
 
 namespace tandem::cli {
@@ -66,6 +70,8 @@ struct BenchFlags {
   int64_t warmup = 5;
   uint64_t seed = 0;
   std::string overlap = "on";
+  std::string profile;
+  std::string profile_steps;
 };
 
 int run_bench(const BenchFlags& flags) {
@@ -94,6 +100,10 @@ int run_bench(const BenchFlags& flags) {
   const Tensor target =
       work.target.narrow(0, mine.begin, mine.length).to(model.output_device());
   optim::SGD optimizer(model.model()->parameters(), optim::SGDOptions(0.01));
+  // Unless told which, the timed steps are profiled.
+  StepRange profiled_steps = parse_step_range(flags.profile_steps);
+  if (profiled_steps.every_step()) profiled_steps = {warmup + 1, warmup + steps};
+  ProfiledRun profiled(flags.profile, group.get(), profiled_steps);
 
   const bool on_gpu = std::any_of(model.devices().begin(),
                                   model.devices().end(),
@@ -101,6 +111,7 @@ int run_bench(const BenchFlags& flags) {
   std::vector<double> millis;
   for (int64_t step = 0; step < warmup + steps; ++step) {
     if (group && step == warmup) group->barrier().wait();
+    profiled.before_step(step + 1);
     const auto start = std::chrono::steady_clock::now();
     optimizer.zero_grad();
     const Tensor output = model.forward(input);
@@ -118,6 +129,7 @@ int run_bench(const BenchFlags& flags) {
         std::chrono::steady_clock::now() - start;
     if (step >= warmup) millis.push_back(took.count());
   }
+  profiled.finish(std::cerr, /*together=*/true);  // stdout holds the JSON alone
   std::sort(millis.begin(), millis.end());
   const size_t n = millis.size();
   const double median = n % 2 ? millis[n / 2] : (millis[n / 2 - 1] + millis[n / 2]) / 2;
@@ -188,6 +200,7 @@ Action bench_command(CLI::App& command) {
   command.add_option("--steps", flags->steps, "timed steps")->check(whole_number(1));
   command.add_option("--warmup", flags->warmup, "untimed steps first")
       ->check(whole_number(0));
+  add_profile_flags(command, flags->profile, flags->profile_steps);
   command.add_option("--seed", flags->seed, "seeds the weights and the synthetic data")
       ->check(whole_number(0));
   command

@@ -1,8 +1,10 @@
 // `tandem plot METRICS.jsonl... [--out run.svg|run.html|run.png]`: pictures
 // of training runs from the files `tandem train --metrics` writes, several
-// runs overlaid (metrics_chart.h says what is drawn). The output's
-// extension picks its form: SVG, a self-contained HTML page holding the
-// SVG, or PNG through rsvg-convert (librsvg) when it is on PATH.
+// runs overlaid (metrics_chart.h says what is drawn); `tandem plot
+// TRACE.json` draws the timeline of a trace `--profile` wrote
+// (trace_chart.h). The output's extension picks its form: SVG, a
+// self-contained HTML page holding the SVG, or PNG through rsvg-convert
+// (librsvg) when it is on PATH.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,8 @@
 #include "svg_chart.h"
 #include "tandem/core/error.h"
 #include "tandem/io/atomic_file.h"
+#include "trace_chart.h"
+#include "trace_file.h"
 #include "writable_path.h"
 
 extern char** environ;
@@ -56,10 +61,10 @@ CLI::Validator picture_name() {
       "FILE.svg|.html|.png");
 }
 
-std::string html_page(const Chart& chart, const std::string& svg) {
+std::string html_page(const std::string& title, const std::string& svg) {
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
          "charset=\"utf-8\">\n<title>" +
-         xml_escaped(chart.title) +
+         xml_escaped(title) +
          "</title>\n<style>body{margin:0;padding:12px;background:#ffffff}"
          "svg{display:block;max-width:100%;height:auto}</style>\n</head>\n<body>\n" +
          svg + "</body>\n</html>\n";
@@ -132,25 +137,45 @@ int run_plot(const PlotFlags& flags) {
         "--metrics FILE writes them)");
   }
   try {
-    std::vector<MetricsFile> runs;
-    for (const std::string& path : flags.files) runs.push_back(read_metrics_file(path));
-    const Chart chart = metrics_chart(runs);
-    check_writable(flags.out, "plot");
-    const std::string svg = svg_of(chart);
+    std::string title;
+    std::string svg;
+    std::string drawn;
+    if (looks_like_trace_file(flags.files.front())) {
+      if (flags.files.size() > 1)
+        throw UsageError("plot: a trace is drawn alone; give one trace file");
+      const TraceFile trace = read_trace_file(flags.files.front());
+      check_writable(flags.out, "plot");
+      svg = trace_svg(trace);
+      title = trace.path;
+      std::set<std::pair<int64_t, int64_t>> lanes;
+      for (const TraceSpan& s : trace.spans) lanes.insert({s.pid, s.tid});
+      drawn = std::to_string(trace.spans.size()) + " spans on " +
+              std::to_string(lanes.size()) + " threads of " +
+              std::to_string(trace.processes.size()) + " devices, " +
+              std::to_string(trace.flows.size()) + " arrows\n";
+    } else {
+      std::vector<MetricsFile> runs;
+      for (const std::string& path : flags.files) runs.push_back(read_metrics_file(path));
+      const Chart chart = metrics_chart(runs);
+      check_writable(flags.out, "plot");
+      svg = svg_of(chart);
+      title = chart.title;
+      std::string panels;
+      for (const ChartPanel& panel : chart.panels)
+        panels += (panels.empty() ? "" : ", ") + panel.title;
+      const size_t points = point_count(chart);
+      drawn = panels + " against " + chart.x_label + ", " + std::to_string(runs.size()) +
+              (runs.size() == 1 ? " run, " : " runs, ") + std::to_string(points) +
+              (points == 1 ? " point\n" : " points\n");
+    }
     const Format format = format_of(flags.out);
-    const std::string bytes = format == Format::kHtml  ? html_page(chart, svg)
+    const std::string bytes = format == Format::kHtml  ? html_page(title, svg)
                               : format == Format::kPng ? png_of(svg)
                                                        : svg;
     io::AtomicFile file(flags.out);
     file.write(bytes.data(), bytes.size());
     file.commit();
-    std::string panels;
-    for (const ChartPanel& panel : chart.panels)
-      panels += (panels.empty() ? "" : ", ") + panel.title;
-    const size_t points = point_count(chart);
-    std::cout << "wrote " << flags.out << ": " << panels << " against " << chart.x_label
-              << ", " << runs.size() << (runs.size() == 1 ? " run, " : " runs, ")
-              << points << (points == 1 ? " point\n" : " points\n");
+    std::cout << "wrote " << flags.out << ": " << drawn;
     return 0;
   } catch (const Error& e) {
     throw Error(std::string("plot: ") + e.what());
@@ -164,7 +189,8 @@ Action plot_command(CLI::App& command) {
   command
       .add_option("metrics",
                   flags->files,
-                  "metrics files written by tandem train --metrics (several: overlaid)")
+                  "metrics files written by tandem train --metrics (several: overlaid), "
+                  "or one trace written by --profile (its timeline)")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)  // not the default TakeLast
       ->type_name("METRICS.jsonl...")
       ->default_str("");

@@ -1,15 +1,64 @@
 #include "profile_flag.h"
 
+#include <charconv>
+#include <optional>
+#include <string_view>
+
+#include "commands.h"
+#include "tandem/distributed/trace.h"
 #include "writable_path.h"
 
 namespace tandem::cli {
 
-CLI::Option* add_profile_flag(CLI::App& command, std::string& path) {
-  return command.add_option(
+namespace {
+
+// A whole number >= 1 filling `text`, or nothing.
+std::optional<int64_t> step_number(std::string_view text) {
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 1) return {};
+  return value;
+}
+
+// What is wrong with `text` as a step range ("" when nothing), and the range.
+std::pair<std::string, StepRange> read_step_range(const std::string& text) {
+  if (text.empty()) return {"", {}};
+  const size_t dash = text.find('-');
+  const auto first = step_number(std::string_view(text).substr(0, dash));
+  const auto last = dash == std::string::npos
+                        ? first
+                        : step_number(std::string_view(text).substr(dash + 1));
+  if (!first || !last || *last < *first) {
+    return {
+        "expected A-B with 1 <= A <= B (steps from 1), or one step A; got '" + text + "'",
+        {}};
+  }
+  return {"", {*first, *last}};
+}
+
+}  // namespace
+
+StepRange parse_step_range(const std::string& text) {
+  auto [problem, range] = read_step_range(text);
+  if (!problem.empty()) throw UsageError("--profile-steps: " + problem);
+  return range;
+}
+
+void add_profile_flags(CLI::App& command, std::string& path, std::string& steps) {
+  CLI::Option* profile = command.add_option(
       "--profile",
       path,
       "record what every device does and write it as a Chrome trace to this file (opens "
-      "in Perfetto or chrome://tracing); the busiest spans are printed at the end");
+      "in Perfetto or chrome://tracing; tandem plot draws it); the busiest spans are "
+      "printed at the end");
+  command
+      .add_option("--profile-steps",
+                  steps,
+                  "record only steps A to B (from 1) with --profile, e.g. 10-12")
+      ->type_name("A-B")
+      ->needs(profile)
+      ->check(CLI::Validator(
+          [](std::string& value) { return read_step_range(value).first; }, "A-B"));
 }
 
 std::string trace_path_of_rank(const std::string& path, int rank) {
@@ -22,21 +71,52 @@ std::string trace_path_of_rank(const std::string& path, int rank) {
   return has_extension ? path.substr(0, dot) + tag + path.substr(dot) : path + tag;
 }
 
-ProfiledRun::ProfiledRun(const std::string& path, int rank)
-    : path_(trace_path_of_rank(path, rank)), rank_(rank) {
+ProfiledRun::ProfiledRun(const std::string& path,
+                         distributed::ProcessGroup* group,
+                         StepRange steps)
+    : path_(path), group_(group), steps_(steps) {
   if (path.empty()) return;
-  check_writable(path_, "profile");
-  session_ = std::make_unique<profiler::Session>();
+  // Each rank may have to write its own file: check that one.
+  check_writable(trace_path_of_rank(path_, group_ ? group_->rank() : -1), "profile");
+  if (group_ && group_->rank() == 0) check_writable(path_, "profile");
+  if (steps_.every_step()) start();
 }
 
-void ProfiledRun::finish(std::ostream& out, bool report) {
-  if (!session_) return;
+void ProfiledRun::start() { session_ = std::make_unique<profiler::Session>(); }
+
+void ProfiledRun::before_step(int64_t step) {
+  if (path_.empty() || steps_.every_step()) return;
+  if (step == steps_.first && !session_) start();
+  if (step == steps_.last + 1 && session_) session_->stop();
+}
+
+std::vector<profiler::Event> ProfiledRun::stop_and_take() {
+  if (!session_) return {};  // the run ended before the first step asked for
   session_->stop();
-  const std::vector<profiler::Event> events = session_->events();
-  profiler::write_chrome_trace(events, path_, rank_);
-  if (!report) return;
-  out << "profile: " << events.size() << " spans written to " << path_ << "\n"
+  return session_->events();
+}
+
+void ProfiledRun::finish(std::ostream& out, bool together) {
+  if (path_.empty()) return;
+  const int rank = group_ ? group_->rank() : -1;
+  std::vector<profiler::Event> events = stop_and_take();
+  std::string path = path_;
+  if (group_ && together) {
+    events = distributed::gather_trace(*group_, events);
+    if (rank != 0) return;
+  } else {
+    path = trace_path_of_rank(path_, rank);
+  }
+  profiler::write_chrome_trace(events, path, rank);
+  if (rank > 0) return;
+  out << "profile: " << events.size() << " spans written to " << path << "\n"
       << profiler::table(profiler::key_averages(events), 15);
+}
+
+void ProfiledRun::finish_alone() {
+  if (path_.empty()) return;
+  const int rank = group_ ? group_->rank() : -1;
+  profiler::write_chrome_trace(stop_and_take(), trace_path_of_rank(path_, rank), rank);
 }
 
 }  // namespace tandem::cli

@@ -1,41 +1,71 @@
 // `--profile FILE` for tandem train and bench: the run is recorded by
-// tandem::profiler, its Chrome trace written to FILE (under mpirun, each
-// process writes FILE with its rank before the extension: run.rank1.json)
-// and the busiest spans printed as a table when the run ends, also when a
-// signal stopped it.
+// tandem::profiler, its Chrome trace written to FILE and the busiest spans
+// printed as a table when the run ends, also when a signal stopped it.
+// Under mpirun, a run that ends together is gathered into one FILE by rank
+// 0 (every rank's devices, on rank 0's clock: distributed/trace.h); one
+// that failed or was stopped leaves each rank's own, with its rank before
+// the extension (run.rank1.json), since the ranks may no longer meet.
 //
-//   ProfiledRun profiled(path, rank);   // checks FILE can be written
-//   ... the run ...
-//   profiled.finish(std::cout);
+// `--profile-steps A-B` records steps A to B only (from 1, as the progress
+// line counts them; `--profile-steps 5` is step 5 alone).
+//
+//   ProfiledRun profiled(path, group, steps);   // checks FILE can be written
+//   ... profiled.before_step(n) before each step n ...
+//   profiled.finish(std::cout, /*together=*/code == 0);
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "tandem/core/profiler.h"
+#include "tandem/distributed/process_group.h"
 
 namespace tandem::cli {
 
-CLI::Option* add_profile_flag(CLI::App& command, std::string& path);
+/// Steps first..last (from 1, both included); {0, 0}: every step.
+struct StepRange {
+  int64_t first = 0;
+  int64_t last = 0;
+  bool every_step() const { return first == 0; }
+};
+
+/// "A-B" or "A" as a StepRange; "" is every step. Throws UsageError naming
+/// --profile-steps.
+StepRange parse_step_range(const std::string& text);
+
+/// --profile FILE and --profile-steps A-B.
+void add_profile_flags(CLI::App& command, std::string& path, std::string& steps);
 
 /// The trace file of process `rank` (-1: not under mpirun) for `path`.
 std::string trace_path_of_rank(const std::string& path, int rank);
 
 class ProfiledRun {
  public:
-  /// Starts recording when `path` is not empty; throws naming the path
-  /// when it cannot be written.
-  ProfiledRun(const std::string& path, int rank);
-  /// Stops recording, writes the trace, and prints the table and where the
-  /// trace went on `out` (when `report`). Does nothing without a path.
-  void finish(std::ostream& out, bool report);
+  /// Records `steps` when `path` is not empty (from now on, for every
+  /// step); throws naming the path when it cannot be written. `group`: the
+  /// job's, or null alone.
+  ProfiledRun(const std::string& path, distributed::ProcessGroup* group, StepRange steps);
+  /// Before step `step` (from 1): starts or ends the recording of a range.
+  void before_step(int64_t step);
+  /// Stops recording and writes the trace: one for the job when `together`
+  /// (every rank calls it), else this process's own. Rank 0 (or a lone
+  /// process) prints where it went and the table on `out`. Does nothing
+  /// without a path.
+  void finish(std::ostream& out, bool together);
+  /// After a failure: stops and writes this process's own trace, silently.
+  void finish_alone();
 
  private:
+  void start();
+  std::vector<profiler::Event> stop_and_take();
+
   std::string path_;
-  int rank_;
-  std::unique_ptr<profiler::Session> session_;
+  distributed::ProcessGroup* group_;
+  StepRange steps_;
+  std::unique_ptr<profiler::Session> session_;  // once recording started
 };
 
 }  // namespace tandem::cli

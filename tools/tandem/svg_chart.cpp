@@ -45,28 +45,6 @@ constexpr const char* kFont = "font-family=\"DejaVu Sans, Arial, sans-serif\"";
 
 const char* colour_of(size_t run) { return kColours[run % std::size(kColours)]; }
 
-// Shortest text that reads back as the same double.
-std::string exact(double value) {
-  char text[32];
-  auto [end, ec] = std::to_chars(text, text + sizeof text, value);
-  return std::string(text, end);
-}
-
-// A pixel coordinate.
-std::string px(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f", value);
-  return text;
-}
-
-std::string tick_label(double value, double step) {
-  const int decimals =
-      step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
-  char text[48];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value == 0 ? 0.0 : value);
-  return text;
-}
-
 // A value range and its ticks, mapped onto a pixel range.
 struct Axis {
   std::vector<double> ticks;
@@ -126,8 +104,8 @@ class Drawing {
         top + static_cast<double>(chart_.panels.size()) *
                   (kPanelTitle + kPlotHeight + kXAxisHeight + kPanelGap);
     out_ << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
-         << "\" height=\"" << px(height) << "\" viewBox=\"0 0 " << kWidth << " "
-         << px(height) << "\" " << kFont << " font-size=\"12\">\n"
+         << "\" height=\"" << pixel_text(height) << "\" viewBox=\"0 0 " << kWidth << " "
+         << pixel_text(height) << "\" " << kFont << " font-size=\"12\">\n"
          << "<title>" << xml_escaped(chart_.title) << "</title>\n"
          << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n"
          << "<text x=\"" << kLeft << "\" y=\"22\" font-size=\"16\" font-weight=\"bold\">"
@@ -148,9 +126,9 @@ class Drawing {
       const double y = top + kLegendRow * static_cast<double>(run) + kLegendRow / 2;
       out_ << "<g class=\"legend-run\" data-run=\"" << run << "\" data-colour=\""
            << colour_of(run) << "\"><line x1=\"" << kLeft << "\" x2=\"" << kLeft + 26
-           << "\" y1=\"" << px(y) << "\" y2=\"" << px(y) << "\" stroke=\""
+           << "\" y1=\"" << pixel_text(y) << "\" y2=\"" << pixel_text(y) << "\" stroke=\""
            << colour_of(run) << "\" stroke-width=\"4\"/><text x=\"" << kLeft + 34
-           << "\" y=\"" << px(y + 4) << "\">" << xml_escaped(chart_.runs[run])
+           << "\" y=\"" << pixel_text(y + 4) << "\">" << xml_escaped(chart_.runs[run])
            << "</text></g>\n";
     }
     out_ << "</g>\n";
@@ -166,16 +144,16 @@ class Drawing {
     y.pixel_hi = plot_top + kInset;
 
     out_ << "<g class=\"panel\" data-panel=\"" << xml_escaped(panel.title) << "\">\n"
-         << "<text x=\"" << kLeft << "\" y=\"" << px(top + 16)
+         << "<text x=\"" << kLeft << "\" y=\"" << pixel_text(top + 16)
          << "\" font-size=\"14\" font-weight=\"bold\">" << xml_escaped(panel.title)
          << "</text>\n";
     key(panel, top);
     ticks(y, plot_top);
-    out_ << "<rect x=\"" << kLeft << "\" y=\"" << px(plot_top) << "\" width=\""
+    out_ << "<rect x=\"" << kLeft << "\" y=\"" << pixel_text(plot_top) << "\" width=\""
          << kPlotWidth << "\" height=\"" << kPlotHeight
          << "\" fill=\"none\" stroke=\"#444444\"/>\n"
-         << "<text x=\"" << px(kLeft + kPlotWidth / 2) << "\" y=\""
-         << px(plot_top + kPlotHeight + 32) << "\" text-anchor=\"middle\">"
+         << "<text x=\"" << pixel_text(kLeft + kPlotWidth / 2) << "\" y=\""
+         << pixel_text(plot_top + kPlotHeight + 32) << "\" text-anchor=\"middle\">"
          << xml_escaped(chart_.x_label) << "</text>\n";
     for (const ChartSeries* s : series) lines(*s, y);
     for (const ChartSeries* s : series) markers(*s, y);
@@ -193,32 +171,33 @@ class Drawing {
     double x = kLeft + kPlotWidth;
     for (auto it = styles.rbegin(); it != styles.rend(); ++it) {
       x -= 8.0 * static_cast<double>(it->first.size()) + 44;
-      out_ << "<line x1=\"" << px(x) << "\" x2=\"" << px(x + 28) << "\" y1=\""
-           << px(top + 12) << "\" y2=\"" << px(top + 12)
+      out_ << "<line x1=\"" << pixel_text(x) << "\" x2=\"" << pixel_text(x + 28)
+           << "\" y1=\"" << pixel_text(top + 12) << "\" y2=\"" << pixel_text(top + 12)
            << "\" stroke=\"#444444\" stroke-width=\"2\""
            << (it->second ? std::string(" stroke-dasharray=\"") + kDash + "\"" : "")
-           << "/><text x=\"" << px(x + 34) << "\" y=\"" << px(top + 16) << "\">"
-           << xml_escaped(it->first) << "</text>\n";
+           << "/><text x=\"" << pixel_text(x + 34) << "\" y=\"" << pixel_text(top + 16)
+           << "\">" << xml_escaped(it->first) << "</text>\n";
     }
   }
 
   void ticks(const Axis& y, double plot_top) {
     const double bottom = plot_top + kPlotHeight;
     for (double value : x_.ticks) {
-      const std::string at = px(x_.to_pixel(value));
-      out_ << "<line class=\"tick x-tick\" data-value=\"" << exact(value) << "\" x1=\""
-           << at << "\" x2=\"" << at << "\" y1=\"" << px(plot_top) << "\" y2=\""
-           << px(bottom + 5) << "\" stroke=\"#e4e4e4\"/><text x=\"" << at << "\" y=\""
-           << px(bottom + 18) << "\" text-anchor=\"middle\">"
-           << tick_label(value, x_.step()) << "</text>\n";
+      const std::string at = pixel_text(x_.to_pixel(value));
+      out_ << "<line class=\"tick x-tick\" data-value=\"" << exact_text(value)
+           << "\" x1=\"" << at << "\" x2=\"" << at << "\" y1=\"" << pixel_text(plot_top)
+           << "\" y2=\"" << pixel_text(bottom + 5) << "\" stroke=\"#e4e4e4\"/><text x=\""
+           << at << "\" y=\"" << pixel_text(bottom + 18) << "\" text-anchor=\"middle\">"
+           << tick_text(value, x_.step()) << "</text>\n";
     }
     for (double value : y.ticks) {
-      const std::string at = px(y.to_pixel(value));
-      out_ << "<line class=\"tick y-tick\" data-value=\"" << exact(value) << "\" x1=\""
-           << px(kLeft - 5) << "\" x2=\"" << px(kLeft + kPlotWidth) << "\" y1=\"" << at
-           << "\" y2=\"" << at << "\" stroke=\"#e4e4e4\"/><text x=\"" << px(kLeft - 8)
-           << "\" y=\"" << px(y.to_pixel(value) + 4) << "\" text-anchor=\"end\">"
-           << tick_label(value, y.step()) << "</text>\n";
+      const std::string at = pixel_text(y.to_pixel(value));
+      out_ << "<line class=\"tick y-tick\" data-value=\"" << exact_text(value)
+           << "\" x1=\"" << pixel_text(kLeft - 5) << "\" x2=\""
+           << pixel_text(kLeft + kPlotWidth) << "\" y1=\"" << at << "\" y2=\"" << at
+           << "\" stroke=\"#e4e4e4\"/><text x=\"" << pixel_text(kLeft - 8) << "\" y=\""
+           << pixel_text(y.to_pixel(value) + 4) << "\" text-anchor=\"end\">"
+           << tick_text(value, y.step()) << "</text>\n";
     }
   }
 
@@ -243,7 +222,9 @@ class Drawing {
         continue;
       }
       if (count++ > 0) points += ' ';
-      points.append(px(x_.to_pixel(p.x))).append(",").append(px(y.to_pixel(p.y)));
+      points.append(pixel_text(x_.to_pixel(p.x)))
+          .append(",")
+          .append(pixel_text(y.to_pixel(p.y)));
     }
     flush();
   }
@@ -253,15 +234,16 @@ class Drawing {
     const std::string& run = chart_.runs[s.run];
     for (const ChartPoint& p : s.points) {
       if (!std::isfinite(p.y)) continue;
-      out_ << "<circle class=\"point\" cx=\"" << px(x_.to_pixel(p.x)) << "\" cy=\""
-           << px(y.to_pixel(p.y)) << "\" r=\"" << (many ? "1.5" : "3.5") << "\" fill=\""
+      out_ << "<circle class=\"point\" cx=\"" << pixel_text(x_.to_pixel(p.x))
+           << "\" cy=\"" << pixel_text(y.to_pixel(p.y)) << "\" r=\""
+           << (many ? "1.5" : "3.5") << "\" fill=\""
            << (s.dashed ? "#ffffff" : colour_of(s.run)) << "\" stroke=\""
            << colour_of(s.run) << "\" stroke-width=\"1.5\" data-run=\"" << s.run
            << "\" data-series=\"" << xml_escaped(s.field) << "\" data-line=\"" << p.line
-           << "\" data-x=\"" << exact(p.x) << "\" data-y=\"" << exact(p.y) << "\"><title>"
-           << xml_escaped(run) << " line " << p.line << ": "
-           << xml_escaped(chart_.x_label) << " " << exact(p.x) << ", "
-           << xml_escaped(s.field) << " " << exact(p.y) << "</title></circle>\n";
+           << "\" data-x=\"" << exact_text(p.x) << "\" data-y=\"" << exact_text(p.y)
+           << "\"><title>" << xml_escaped(run) << " line " << p.line << ": "
+           << xml_escaped(chart_.x_label) << " " << exact_text(p.x) << ", "
+           << xml_escaped(s.field) << " " << exact_text(p.y) << "</title></circle>\n";
     }
   }
 
@@ -271,6 +253,26 @@ class Drawing {
 };
 
 }  // namespace
+
+std::string tick_text(double value, double step) {
+  const int decimals =
+      step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step) - 1e-9));
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value == 0 ? 0.0 : value);
+  return text;
+}
+
+std::string exact_text(double value) {
+  char text[32];
+  auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  return std::string(text, end);
+}
+
+std::string pixel_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
 
 std::vector<double> nice_ticks(double lo, double hi, int target, bool integers) {
   const double raw = (hi - lo) / std::max(1, target);

@@ -64,6 +64,13 @@ std::string svg_of(const Chart& chart);
 /// one at or above `hi`.
 std::vector<double> nice_ticks(double lo, double hi, int target, bool integers);
 
+/// The shortest text that reads back as the same double (data-* values).
+std::string exact_text(double value);
+/// A pixel coordinate, to a hundredth.
+std::string pixel_text(double value);
+/// A tick's label, with the decimals its ticks' `step` needs.
+std::string tick_text(double value, double step);
+
 /// Escapes & < > " ' for SVG/HTML text and attribute values.
 std::string xml_escaped(const std::string& text);
 

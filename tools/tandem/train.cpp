@@ -32,6 +32,7 @@ struct TrainFlags {
   std::optional<double> lr;  // default by optimizer
   std::string resume;
   std::string profile;
+  std::string profile_steps;
 };
 
 // The run's configuration from the flags (and the checkpoint's settings
@@ -91,7 +92,8 @@ int run_train(CLI::App& command, TrainFlags& flags) {
     }
     config = configured(flags, group.get());
     if (resume) changes = check_same_run(config, *resume, flags.resume);
-    profiled.emplace(flags.profile, group ? group->rank() : -1);
+    profiled.emplace(flags.profile, group.get(), parse_step_range(flags.profile_steps));
+    config.before_step = [&profiled](int64_t step) { profiled->before_step(step); };
   });
   const bool reports = !group || group->rank() == 0;
   if (reports) {
@@ -101,10 +103,11 @@ int run_train(CLI::App& command, TrainFlags& flags) {
   try {
     code = train(config, std::move(resume), std::cout, group);
   } catch (...) {
-    profiled->finish(std::cout, false);  // what was recorded up to the failure
+    profiled->finish_alone();  // what was recorded up to the failure
     throw;
   }
-  profiled->finish(std::cout, reports);
+  // A stopped run's ranks may not meet again: each writes its own.
+  profiled->finish(std::cout, /*together=*/code == 0);
   return code;
 }
 
@@ -165,7 +168,7 @@ Action train_command(CLI::App& command) {
   command.add_option("--checkpoint",
                      config.checkpoint_path,
                      "checkpoint file, written every epoch and on a stop");
-  add_profile_flag(command, flags->profile);
+  add_profile_flags(command, flags->profile, flags->profile_steps);
   command.add_option(
       "--resume", flags->resume, "continue the run saved in this checkpoint");
   command.add_option(

@@ -297,6 +297,7 @@ class Run {
         progress_->finish();
         return false;
       }
+      if (config_.before_step) config_.before_step(position_.step + 1);
       const double loss = train_step(batch, interrupt);
       if (!std::isfinite(loss) && config_.on_nonfinite == "stop") {
         progress_->finish();

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -39,6 +40,8 @@ struct TrainConfig {
   std::string metrics_path;           // JSON Lines, one object per epoch
   int64_t metrics_every = 0;          // and one every this many steps (0: none)
   std::string resume_path;            // the checkpoint this run continues, or ""
+  /// Called before each step with its number (from 1, over the whole run).
+  std::function<void(int64_t)> before_step;
 };
 
 /// The settings a checkpoint records, keyed by their flag's name with `_`

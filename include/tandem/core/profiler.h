@@ -22,34 +22,72 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tandem/core/device.h"
 
 namespace tandem::profiler {
 
+/// A value shown with an event (the trace's "args"): a number or a text.
+struct Arg {
+  std::string key;
+  std::string value;
+  bool is_number = false;
+};
+
 /// One finished span: what ran, where, and when (nanoseconds on the
 /// steady clock, which all processes of one machine share).
 struct Event {
   std::string name;
-  std::string category;  // "autograd", "parallel", "optim", "user", ...
+  std::string category;  // "op", "autograd", "parallel", "copy", "comm", ...
   Device device{kCPU};
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   uint64_t thread = 0;      // the recording thread's number in this process
   std::string thread_name;  // its name (executor threads: "tandem cpu:1")
+  std::vector<Arg> args;
+  uint64_t flow_out = 0;           // an arrow starting here (0: none)
+  std::vector<uint64_t> flows_in;  // arrows ending here
+  int rank = -1;                   // the process's rank, once merged
+};
+
+/// What a Session records besides the spans' names and times.
+struct SessionOptions {
+  /// Each op span's input shapes and dtypes (as PyTorch's record_shapes).
+  bool record_shapes = false;
 };
 
 namespace detail {
 extern std::atomic<bool> g_recording;
-int64_t now_ns();
-void record(Event event);
+extern std::atomic<bool> g_recording_shapes;
 }  // namespace detail
 
 /// Whether a Session is recording now.
 inline bool recording() noexcept {
   return detail::g_recording.load(std::memory_order_relaxed);
 }
+/// Whether it also records op input shapes.
+inline bool recording_shapes() noexcept {
+  return detail::g_recording_shapes.load(std::memory_order_relaxed);
+}
+
+/// The steady clock in nanoseconds, as events are stamped.
+int64_t now_ns();
+
+/// Keeps `event`, stamped with this thread, if a Session records: for work
+/// seen begin and end at different places (a collective started by one
+/// call and completed by another), timed with now_ns().
+void record(Event event);
+
+/// A fresh arrow id (never 0).
+uint64_t new_flow();
+/// Says that the bytes at `data` were made by the span that starts `flow`;
+/// the first span that reads them takes it (take_flow), so an arrow goes
+/// from a copy to where its result is used.
+void mark_data(const void* data, uint64_t flow);
+/// The arrow into the bytes at `data`, forgotten once taken (0: none).
+uint64_t take_flow(const void* data);
 
 /// Records its lifetime as one event when a Session is alive at its
 /// construction; otherwise does nothing.
@@ -68,8 +106,20 @@ class Span {
   ~Span() {
     if (event_) end();
   }
+  Span(Span&& other) noexcept : event_(std::exchange(other.event_, std::nullopt)) {}
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
+  Span& operator=(Span&&) = delete;
+
+  /// Whether this span is being recorded; the calls below do nothing
+  /// when it is not.
+  bool active() const noexcept { return event_.has_value(); }
+  Span& arg(std::string_view key, int64_t value);
+  Span& arg(std::string_view key, std::string_view text);
+  /// Starts an arrow here and returns its id (0 when inactive).
+  uint64_t start_flow();
+  /// Ends the arrow `flow` here (0: none).
+  Span& end_flow(uint64_t flow);
 
  private:
   void begin(std::string_view category, std::string_view name, Device device);
@@ -82,7 +132,7 @@ class Span {
 /// until stop() or destruction. One at a time in a process.
 class Session {
  public:
-  Session();
+  explicit Session(SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -117,10 +167,11 @@ std::vector<OpStats> key_averages(const std::vector<Event>& events,
 /// The rows as a text table, at most `row_limit` of them (0: all).
 std::string table(const std::vector<OpStats>& rows, size_t row_limit = 0);
 
-/// The events as Chrome trace event JSON: a process per device (named
-/// "cpu:1", or "rank 1 cpu:1" with `rank` >= 0), a thread per recording
-/// thread, times in microseconds from the earliest event. Throws naming
-/// `path` when it cannot be written.
+/// The events as Chrome trace event JSON: a process per device of each
+/// rank (named "cpu:1", or "rank 1 cpu:1" for events of rank 1; `rank`
+/// >= 0 is the rank of the events that have none), a thread per recording
+/// thread, an arrow per flow, times in microseconds from the earliest
+/// event. Throws naming `path` when it cannot be written.
 std::string chrome_trace_json(const std::vector<Event>& events, int rank = -1);
 void write_chrome_trace(const std::vector<Event>& events,
                         const std::string& path,

@@ -27,6 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "tandem/core/profiler.h"
+
 namespace tandem::data::detail {
 
 /// Runs jobs first..last-1 on worker threads, at most `capacity` jobs ahead
@@ -125,6 +127,11 @@ class BatchStream {
     current_.reset();
     if (next_ >= last_) return false;
     const size_t batch = next_++;
+    // The training loop's time in the loader: making a batch, or waiting
+    // for a worker's.
+    profiler::Span span(
+        "data", prefetcher_ ? "DataLoader wait" : "DataLoader batch", kCPU);
+    span.arg("batch", static_cast<int64_t>(batch));
     if (!prefetcher_) {
       try {
         current_.emplace(fetch_(0, batch));

@@ -10,6 +10,7 @@
 // - distributed_data_parallel.h: nn::DistributedDataParallel (DDP)
 // - join.h: nn::Join, DDP with uneven inputs
 // - bucket_assignment.h: how DDP groups gradients into buckets
+// - trace.h: gather_trace, every rank's profile on rank 0's clock
 //
 //   namespace dist = tandem::distributed;
 //   auto pg = dist::init_process_group();
@@ -22,4 +23,5 @@
 #include "tandem/distributed/join.h"
 #include "tandem/distributed/options.h"
 #include "tandem/distributed/process_group.h"
+#include "tandem/distributed/trace.h"
 #include "tandem/distributed/work.h"
