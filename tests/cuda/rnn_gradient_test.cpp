@@ -70,7 +70,8 @@ std::vector<OpCase> rnn_cases() {
        [](L in) {
          auto [a, ha] =
              rnn_tanh(in[0], {}, tail(in, 1), true, 1, 0.0, true, false, false);
-         auto [b, hb] = rnn_relu(in[0], {}, tail(in, 1), true, 1, 0.0, true, false, false);
+         auto [b, hb] =
+             rnn_relu(in[0], {}, tail(in, 1), true, 1, 0.0, true, false, false);
          return flat({a, ha, b, hb});
        }},
       {"lstm_hidden_650",
