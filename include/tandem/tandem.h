@@ -40,6 +40,7 @@
 #include "tandem/ops/normalization.h"
 #include "tandem/ops/pooling.h"
 #include "tandem/ops/reduction.h"
+#include "tandem/ops/rnn.h"
 #include "tandem/ops/shape.h"
 
 #include "tandem/nn/nn.h"

@@ -40,6 +40,10 @@ const Kernels& cpu_kernels() {
     k.batch_norm_backward = cpu::batch_norm_backward;
     k.layer_norm = cpu::layer_norm;
     k.layer_norm_backward = cpu::layer_norm_backward;
+    k.lstm_cell = cpu::lstm_cell;
+    k.lstm_cell_backward = cpu::lstm_cell_backward;
+    k.gru_cell = cpu::gru_cell;
+    k.gru_cell_backward = cpu::gru_cell_backward;
     k.uniform = cpu::uniform;
     k.normal = cpu::normal;
     k.randint = cpu::randint;

@@ -331,6 +331,39 @@ struct Kernels {
                               const Tensor& mean,
                               const Tensor& rstd,
                               const Tensor& weight) = nullptr;
+  // ---- recurrent cells (float32/float64), one time step of a batch ----
+  // Contiguous gate rows [B, G * hidden] (gates side by side in PyTorch's
+  // order) and states [B, hidden]; the formulas are in
+  // backend/rnn_cell_math.h. lstm_cell reads the summed pre-activations in
+  // `gates`, overwrites them with the activated gates and writes h and c.
+  void (*lstm_cell)(const Tensor& gates,
+                    const Tensor& c_prev,
+                    const Tensor& h,
+                    const Tensor& c) = nullptr;
+  // From grad_h and grad_c (undefined: zero) writes the pre-activation
+  // gates' gradient and c_prev's.
+  void (*lstm_cell_backward)(const Tensor& grad_gates,
+                             const Tensor& grad_c_prev,
+                             const Tensor& grad_h,
+                             const Tensor& grad_c,
+                             const Tensor& gates,
+                             const Tensor& c_prev,
+                             const Tensor& c) = nullptr;
+  // GRU: input_gates (x W_ih^T + b_ih) are overwritten with r, z, n;
+  // hidden_gates (h_prev W_hh^T + b_hh) are read; writes h.
+  void (*gru_cell)(const Tensor& input_gates,
+                   const Tensor& hidden_gates,
+                   const Tensor& h_prev,
+                   const Tensor& h) = nullptr;
+  // Writes both gate gradients and adds h_prev's direct share into
+  // grad_h_prev.
+  void (*gru_cell_backward)(const Tensor& grad_input_gates,
+                            const Tensor& grad_hidden_gates,
+                            const Tensor& grad_h_prev,
+                            const Tensor& grad_h,
+                            const Tensor& gates,
+                            const Tensor& hidden_gates,
+                            const Tensor& h_prev) = nullptr;
   // random fills; uniform in [from, to), normal, integers in [low, high),
   // bernoulli(p) as 0/1 in out's dtype
   void (*uniform)(const Tensor& out, double from, double to, Generator& gen) = nullptr;

@@ -41,6 +41,10 @@ namespace {
   X(batch_norm_backward)       \
   X(layer_norm)                \
   X(layer_norm_backward)       \
+  X(lstm_cell)                 \
+  X(lstm_cell_backward)        \
+  X(gru_cell)                  \
+  X(gru_cell_backward)         \
   X(uniform)                   \
   X(normal)                    \
   X(randint)                   \

@@ -19,6 +19,7 @@ import batch_norm  # noqa: E402
 import mlp  # noqa: E402
 import nn_utils  # noqa: E402
 import ops  # noqa: E402
+import rnn  # noqa: E402
 import schedulers  # noqa: E402
 
 DTYPES = [(torch.float32, "float32"), (torch.float64, "float64")]
@@ -36,6 +37,7 @@ def main(argv):
         ops.write_all(outdir, dtype, name)
         batch_norm.write_all(outdir, dtype, name)
         nn_utils.write_all(outdir, dtype, name)
+        rnn.write_all(outdir, dtype, name)
     schedulers.write_all(outdir)
     return 0
 

@@ -1,6 +1,7 @@
 // Private: the CPU kernels, one family per file (elementwise.cpp, copy.cpp,
 // reduction.cpp, matmul.cpp, softmax.cpp, indexing.cpp, random.cpp,
-// conv.cpp, pooling.cpp, normalization.cpp, optimizer_steps.cpp). The
+// conv.cpp, pooling.cpp, normalization.cpp, optimizer_steps.cpp,
+// rnn_cell.cpp). The
 // signatures are those of backend::Kernels; see dispatch.h for contracts.
 #pragma once
 
@@ -105,6 +106,28 @@ void layer_norm_backward(const Tensor& grad_input,
                          const Tensor& mean,
                          const Tensor& rstd,
                          const Tensor& weight);
+void lstm_cell(const Tensor& gates,
+               const Tensor& c_prev,
+               const Tensor& h,
+               const Tensor& c);
+void lstm_cell_backward(const Tensor& grad_gates,
+                        const Tensor& grad_c_prev,
+                        const Tensor& grad_h,
+                        const Tensor& grad_c,
+                        const Tensor& gates,
+                        const Tensor& c_prev,
+                        const Tensor& c);
+void gru_cell(const Tensor& input_gates,
+              const Tensor& hidden_gates,
+              const Tensor& h_prev,
+              const Tensor& h);
+void gru_cell_backward(const Tensor& grad_input_gates,
+                       const Tensor& grad_hidden_gates,
+                       const Tensor& grad_h_prev,
+                       const Tensor& grad_h,
+                       const Tensor& gates,
+                       const Tensor& hidden_gates,
+                       const Tensor& h_prev);
 void uniform(const Tensor& out, double from, double to, Generator& gen);
 void normal(const Tensor& out, double mean, double std, Generator& gen);
 void randint(const Tensor& out, int64_t low, int64_t high, Generator& gen);

@@ -37,6 +37,10 @@ const Kernels* cuda_kernel_table() {
     k.batch_norm_backward = cuda::batch_norm_backward;
     k.layer_norm = cuda::layer_norm;
     k.layer_norm_backward = cuda::layer_norm_backward;
+    k.lstm_cell = cuda::lstm_cell;
+    k.lstm_cell_backward = cuda::lstm_cell_backward;
+    k.gru_cell = cuda::gru_cell;
+    k.gru_cell_backward = cuda::gru_cell_backward;
     k.uniform = cuda::uniform;
     k.normal = cuda::normal;
     k.randint = cuda::randint;
