@@ -298,6 +298,31 @@ std::vector<OpCase> op_cases() {
       {"conv2d_unbatched",
        {F({2, 5, 5}), F({3, 2, 3, 3})},
        [](L in) { return conv2d(in[0], in[1], {}, 1, 1); }},
+      {"conv_transpose2d",
+       {F({2, 3, 3, 3}), F({3, 2, 3, 3}), F({2})},
+       [](L in) { return conv_transpose2d(in[0], in[1], in[2]); }},
+      {"conv_transpose2d_stride2_output_padding",
+       {F({2, 2, 3, 3}), F({2, 3, 3, 3}), F({3})},
+       [](L in) { return conv_transpose2d(in[0], in[1], in[2], 2, 1, 1); }},
+      {"conv_transpose2d_groups_dilation_nonsquare",
+       {F({1, 4, 3, 4}), F({4, 2, 3, 2}), F({4})},
+       [](L in) {
+         return conv_transpose2d(in[0], in[1], in[2], {2, 1}, {1, 0}, {1, 0}, 2, {1, 2});
+       }},
+      {"conv_transpose2d_output_padding_over_stride",
+       {F({1, 2, 3, 3}), F({2, 2, 2, 2})},
+       [](L in) {
+         return conv_transpose2d(in[0], in[1], {}, 1, 0, /*output_padding=*/1, 1, 2);
+       }},
+      {"conv_transpose2d_unbatched",
+       {F({2, 3, 3}), F({2, 2, 2, 2})},
+       [](L in) { return conv_transpose2d(in[0], in[1], {}, 2); }},
+      {"conv_transpose1d",
+       {F({2, 3, 4}), F({3, 2, 3}), F({2})},
+       [](L in) { return conv_transpose1d(in[0], in[1], in[2], 2, 1, 1); }},
+      {"conv_transpose1d_unbatched_groups_dilation",
+       {F({4, 5}), F({4, 1, 2})},
+       [](L in) { return conv_transpose1d(in[0], in[1], {}, 1, 1, 0, 2, 2); }},
       // ---- pooling ----
       {"max_pool2d", {F({2, 3, 6, 6})}, [](L in) { return max_pool2d(in[0], 2); }},
       {"max_pool2d_overlap_padding",

@@ -1,10 +1,8 @@
 // Conv2d: option checks, parameters, PyTorch's initialisation and forward.
 #include "tandem/nn/modules/conv.h"
 
-#include <cmath>
-
+#include "nn/modules/conv_init_impl.h"
 #include "tandem/core/error.h"
-#include "tandem/nn/init.h"
 #include "tandem/ops/conv.h"
 #include "tandem/ops/factory.h"
 
@@ -39,13 +37,7 @@ void Conv2dImpl::reset() {
   reset_parameters();
 }
 
-void Conv2dImpl::reset_parameters() {
-  init::kaiming_uniform_(weight, /*a=*/std::sqrt(5.0));
-  if (!bias.defined()) return;
-  const int64_t fan_in = std::get<0>(init::calculate_fan_in_and_fan_out(weight));
-  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
-  init::uniform_(bias, -bound, bound);
-}
+void Conv2dImpl::reset_parameters() { detail::reset_conv_parameters(weight, bias); }
 
 void Conv2dImpl::pretty_print(std::ostream& stream) const {
   // LibTorch's layout: defaults other than stride are left out.
