@@ -73,7 +73,7 @@ def run_pytorch(args, config, threads):
 
 
 def run_tandem(args, threads):
-    command = [args.bench, f"--benchmark_filter=BM_DcganGeneratorStep/threads:{threads}$",
+    command = [args.bench, f"--benchmark_filter=BM_DcganGeneratorStep/threads:{threads}/",
                f"--benchmark_repetitions={args.steps}", "--benchmark_min_time=0",
                "--benchmark_report_aggregates_only=true", "--benchmark_format=json"]
     if threads == 1:

@@ -22,6 +22,11 @@
 // (allowed when the dilation is larger) conv2d over y gives floor(
 // output_padding / stride) more positions than x has: x gets that many
 // zeros appended (they add nothing) and its gradient drops them.
+// A 1x1 input without padding, output_padding, dilation or groups (a DCGAN
+// generator's first layer) puts each input cell once on every kernel cell:
+// the output is x [N, Cin] @ w [Cin, Cout * kh * kw] for the whole batch,
+// one GEMM where the per-sample products would be matrix-vector ones, so
+// that case is the recorded matmul (and its gradients matmul's).
 // Under create_graph the same products are recorded ops (conv2d and
 // recorded_conv2d_backward's weight gradient, Note [Convolution backward as
 // convolutions]), so the gradients can be differentiated again.
@@ -35,6 +40,7 @@
 #include "tandem/graph/grad_mode.h"
 #include "tandem/graph/node.h"
 #include "tandem/ops/conv.h"
+#include "tandem/ops/linalg.h"
 #include "tandem/ops/reduction.h"
 #include "tandem/ops/shape.h"
 
@@ -242,6 +248,30 @@ Tensor conv_transpose_batched(const Tensor& x,
   return out;
 }
 
+// Whether each input cell of x [N, Cin, H, W] lands on the whole kernel
+// and nothing overlaps: a 1x1 image, no padding, output_padding, dilation
+// or groups (a DCGAN generator's first layer).
+bool reaches_each_cell_once(const Tensor& x, const Geometry& geo) {
+  const backend::Conv2dParams& p = geo.conv;
+  for (int d = 0; d < 2; ++d) {
+    if (x.size(2 + d) != 1 || p.padding[d] != 0 || geo.output_padding[d] != 0 ||
+        p.dilation[d] != 1) {
+      return false;
+    }
+  }
+  return p.groups == 1;
+}
+
+// Then the output is one GEMM over the whole batch (Note [Transposed
+// convolution from convolution kernels]), recorded as matmul.
+Tensor single_cell_conv_transpose(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  const int64_t n = x.size(0), in = w.size(0), out = w.size(1);
+  const int64_t kh = w.size(2), kw = w.size(3);
+  Tensor y = matmul(x.reshape({n, in}), w.reshape({in, out * kh * kw}))
+                 .reshape({n, out, kh, kw});
+  return bias.defined() ? y + bias.view({1, out, 1, 1}) : y;
+}
+
 // Both ops: the checks on the user's operands, then conv_transpose_batched
 // on 2-D views (a 1-d op's height is 1).
 Tensor conv_transpose(const UserArgs& a,
@@ -290,7 +320,9 @@ Tensor conv_transpose(const UserArgs& a,
                a.dilation,
                " and output_padding ",
                a.output_padding);
-  Tensor out = conv_transpose_batched(x, w, bias, geo, out_size);
+  Tensor out = reaches_each_cell_once(x, geo)
+                   ? single_cell_conv_transpose(x, w, bias)
+                   : conv_transpose_batched(x, w, bias, geo, out_size);
   if (a.dims == 1) out = out.squeeze(2);
   return batched ? out : out.squeeze(0);
 }

@@ -314,6 +314,9 @@ std::vector<OpCase> op_cases() {
        [](L in) {
          return conv_transpose2d(in[0], in[1], {}, 1, 0, /*output_padding=*/1, 1, 2);
        }},
+      {"conv_transpose2d_from_1x1",
+       {F({3, 4, 1, 1}), F({4, 2, 3, 2}), F({2})},
+       [](L in) { return conv_transpose2d(in[0], in[1], in[2], 2); }},
       {"conv_transpose2d_unbatched",
        {F({2, 3, 3}), F({2, 2, 2, 2})},
        [](L in) { return conv_transpose2d(in[0], in[1], {}, 2); }},
