@@ -52,6 +52,21 @@ using autograd::tensor_list;
 
 // The user's per-dimension arguments (1 or 2 values each), for messages.
 struct UserArgs {
+  template <size_t D>
+  UserArgs(const char* op,
+           ExpandingArray<D> stride,
+           ExpandingArray<D> padding,
+           ExpandingArray<D> output_padding,
+           int64_t groups,
+           ExpandingArray<D> dilation)
+      : op(op),
+        dims(D),
+        stride(stride.vec()),
+        padding(padding.vec()),
+        output_padding(output_padding.vec()),
+        dilation(dilation.vec()),
+        groups(groups) {}
+
   const char* op;
   int64_t dims;  // spatial dims: 1 or 2
   IntList stride, padding, output_padding, dilation;
@@ -337,13 +352,7 @@ Tensor conv_transpose2d(const Tensor& input,
                         ExpandingArray<2> output_padding,
                         int64_t groups,
                         ExpandingArray<2> dilation) {
-  const UserArgs a{"conv_transpose2d",
-                   2,
-                   stride.vec(),
-                   padding.vec(),
-                   output_padding.vec(),
-                   dilation.vec(),
-                   groups};
+  const UserArgs a("conv_transpose2d", stride, padding, output_padding, groups, dilation);
   return conv_transpose(a, input, weight, bias);
 }
 
@@ -355,13 +364,7 @@ Tensor conv_transpose1d(const Tensor& input,
                         ExpandingArray<1> output_padding,
                         int64_t groups,
                         ExpandingArray<1> dilation) {
-  const UserArgs a{"conv_transpose1d",
-                   1,
-                   stride.vec(),
-                   padding.vec(),
-                   output_padding.vec(),
-                   dilation.vec(),
-                   groups};
+  const UserArgs a("conv_transpose1d", stride, padding, output_padding, groups, dilation);
   return conv_transpose(a, input, weight, bias);
 }
 

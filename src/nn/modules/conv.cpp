@@ -1,7 +1,7 @@
 // Conv2d: option checks, parameters, PyTorch's initialisation and forward.
 #include "tandem/nn/modules/conv.h"
 
-#include "nn/modules/conv_init_impl.h"
+#include "nn/modules/conv_nd_impl.h"
 #include "tandem/core/error.h"
 #include "tandem/ops/conv.h"
 #include "tandem/ops/factory.h"
@@ -13,20 +13,7 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) { reset(
 void Conv2dImpl::reset() {
   const int64_t in = options.in_channels(), out = options.out_channels();
   const int64_t groups = options.groups();
-  TANDEM_CHECK(in > 0 && out > 0,
-               "Conv2d: in_channels and out_channels must be positive, got ",
-               in,
-               " and ",
-               out);
-  TANDEM_CHECK(groups > 0, "Conv2d: groups must be positive, got ", groups);
-  TANDEM_CHECK(in % groups == 0 && out % groups == 0,
-               "Conv2d: groups=",
-               groups,
-               " must divide in_channels (",
-               in,
-               ") and out_channels (",
-               out,
-               ")");
+  detail::check_conv_channels("Conv2d", in, out, groups);
   // The other per-dimension options are checked by conv2d when it runs.
   const ExpandingArray<2>& k = options.kernel_size();
   TANDEM_CHECK(k[0] > 0 && k[1] > 0, "Conv2d: kernel_size must be positive, got ", k);

@@ -5,7 +5,7 @@
 #include <array>
 #include <string>
 
-#include "nn/modules/conv_init_impl.h"
+#include "nn/modules/conv_nd_impl.h"
 #include "tandem/core/error.h"
 #include "tandem/ops/conv_transpose.h"
 #include "tandem/ops/factory.h"
@@ -59,22 +59,7 @@ void ConvTransposeNdImpl<D, Derived>::reset() {
   const std::string name = layer_name<D>();
   const int64_t in = options.in_channels(), out = options.out_channels();
   const int64_t groups = options.groups();
-  TANDEM_CHECK(in > 0 && out > 0,
-               name,
-               ": in_channels and out_channels must be positive, got ",
-               in,
-               " and ",
-               out);
-  TANDEM_CHECK(groups > 0, name, ": groups must be positive, got ", groups);
-  TANDEM_CHECK(in % groups == 0 && out % groups == 0,
-               name,
-               ": groups=",
-               groups,
-               " must divide in_channels (",
-               in,
-               ") and out_channels (",
-               out,
-               ")");
+  detail::check_conv_channels(name.c_str(), in, out, groups);
   // The other per-dimension options are checked by the op when it runs.
   const ExpandingArray<D>& k = options.kernel_size();
   IntList shape{in, out / groups};
