@@ -32,6 +32,7 @@
 
 #include "tandem/ops/activation.h"
 #include "tandem/ops/conv.h"
+#include "tandem/ops/conv_transpose.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/indexing.h"

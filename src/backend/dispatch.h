@@ -261,8 +261,8 @@ struct Kernels {
                  const Tensor& weight,
                  const Tensor& bias,
                  const Conv2dParams& params) = nullptr;
-  // conv2d's gradients from grad_out [N, Cout, Ho, Wo]; writes each of
-  // grad_input, grad_weight and grad_bias that is defined (overwriting).
+  // conv2d's gradients from grad_out [N, Cout, Ho, Wo]; overwrites each defined one.
+  // input's values are read for grad_weight only (conv_transpose2d passes its output).
   void (*conv2d_backward)(const Tensor& grad_input,
                           const Tensor& grad_weight,
                           const Tensor& grad_bias,

@@ -29,14 +29,6 @@ namespace {
 // by zeros appended to it. Everything here is a recorded op, so these
 // gradients are differentiable again.
 
-// `t` with `count` zeros appended along `dim`.
-Tensor pad_end(const Tensor& t, int64_t dim, int64_t count) {
-  if (count <= 0) return t;
-  IntList shape = t.sizes();
-  shape[dim] = count;
-  return cat({t, zeros(shape, t.options())}, dim);
-}
-
 // `g` with stride - 1 zeros between neighbours along `dim`.
 Tensor spread(const Tensor& g, int64_t dim, int64_t stride) {
   const int64_t n = g.size(dim);
@@ -112,6 +104,13 @@ Tensor weight_gradient(const Tensor& g,
 }
 
 }  // namespace
+
+Tensor pad_end(const Tensor& t, int64_t dim, int64_t count) {
+  if (count <= 0) return t;
+  IntList shape = t.sizes();
+  shape[dim] = count;
+  return cat({t, zeros(shape, t.options())}, dim);
+}
 
 autograd::tensor_list recorded_conv2d_backward(const Tensor& g,
                                                const Tensor& x,

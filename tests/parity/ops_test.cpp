@@ -116,6 +116,17 @@ OpCase conv2d_case(bool with_bias,
   };
 }
 
+// Transposed convolutions (cases of tests/reference/conv_transpose.py):
+// f(input, weight, bias) with the case's other arguments bound.
+OpCase conv_transpose_case(
+    std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)> f,
+    bool with_bias = true) {
+  return [=](const Inputs& in) {
+    return std::vector<Tensor>{
+        f(in("input"), in("weight"), with_bias ? in("bias") : Tensor())};
+  };
+}
+
 // batch_norm's output and its updated copies of the running statistics.
 OpCase batch_norm_case(bool training, bool affine, double momentum) {
   return [=](const Inputs& in) {
@@ -306,6 +317,45 @@ const std::map<std::string, OpCase>& op_cases() {
       {"conv2d_depthwise", conv2d_case(false, 2, 1, 1, 3)},
       {"conv2d_pointwise", conv2d_case(true)},
       {"conv2d_unbatched", conv2d_case(true, 1, 1)},
+      {"conv_transpose2d", conv_transpose_case([](auto x, auto w, auto b) {
+         return conv_transpose2d(x, w, b);
+       })},
+      {"conv_transpose2d_stride2_output_padding",
+       conv_transpose_case(
+           [](auto x, auto w, auto b) { return conv_transpose2d(x, w, b, 2, 1, 1); })},
+      {"conv_transpose2d_padding_nonsquare",
+       conv_transpose_case([](auto x, auto w, auto b) {
+         return conv_transpose2d(x, w, b, {2, 1}, {1, 0}, {1, 0});
+       })},
+      {"conv_transpose2d_dilation", conv_transpose_case([](auto x, auto w, auto b) {
+         return conv_transpose2d(x, w, b, 1, 1, 0, 1, {2, 3});
+       })},
+      {"conv_transpose2d_output_padding_over_stride",
+       conv_transpose_case([](auto x, auto w, auto b) {
+         return conv_transpose2d(x, w, b, 1, 0, /*output_padding=*/1, 1, /*dilation=*/2);
+       })},
+      {"conv_transpose2d_groups_nobias",
+       conv_transpose_case(
+           [](auto x, auto w, auto b) { return conv_transpose2d(x, w, b, 2, 1, 0, 2); },
+           false)},
+      {"conv_transpose2d_dcgan_first", conv_transpose_case([](auto x, auto w, auto b) {
+         return conv_transpose2d(x, w, b);
+       })},
+      {"conv_transpose2d_unbatched", conv_transpose_case([](auto x, auto w, auto b) {
+         return conv_transpose2d(x, w, b, 2);
+       })},
+      {"conv_transpose1d", conv_transpose_case([](auto x, auto w, auto b) {
+         return conv_transpose1d(x, w, b, 2, 1, 1);
+       })},
+      {"conv_transpose1d_groups_dilation_nobias",
+       conv_transpose_case(
+           [](auto x, auto w, auto b) {
+             return conv_transpose1d(x, w, b, 1, 2, 0, 2, 2);
+           },
+           false)},
+      {"conv_transpose1d_unbatched", conv_transpose_case([](auto x, auto w, auto b) {
+         return conv_transpose1d(x, w, b, 3);
+       })},
       {"max_pool2d", unary([](const Tensor& x) { return max_pool2d(x, 2); })},
       {"max_pool2d_stride_padding_indices", values_and_indices([](const Tensor& x) {
          return max_pool2d_with_indices(x, 3, 2, 1);

@@ -16,6 +16,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
 import batch_norm  # noqa: E402
+import conv_transpose  # noqa: E402
 import mlp  # noqa: E402
 import nn_utils  # noqa: E402
 import ops  # noqa: E402
@@ -36,6 +37,7 @@ def main(argv):
         mlp.write_all(outdir, dtype, name)
         ops.write_all(outdir, dtype, name)
         batch_norm.write_all(outdir, dtype, name)
+        conv_transpose.write_all(outdir, dtype, name)
         nn_utils.write_all(outdir, dtype, name)
         rnn.write_all(outdir, dtype, name)
     schedulers.write_all(outdir)

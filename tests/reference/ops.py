@@ -17,6 +17,7 @@ import zlib
 import torch
 import torch.nn.functional as F
 
+import conv_transpose
 from golden import GoldenFile
 
 TARGET = torch.tensor([0, 3, 1, 2, 3, 1])
@@ -272,6 +273,7 @@ def define_cases():
          groups=3)
     conv("conv2d_pointwise", (2, 3, 4, 4), (5, 3, 1, 1))
     conv("conv2d_unbatched", (3, 6, 6), (4, 3, 3, 3), padding=1)
+    conv_transpose.add_op_cases(case)
 
     def pool(name, fn, *shape):
         case(name, fn, x(name, *shape), ["x"])

@@ -10,6 +10,7 @@
 //   auto loss = F::cross_entropy(h, y,
 //   F::CrossEntropyFuncOptions().label_smoothing(0.1));
 //   auto c = F::conv2d(x, w, F::Conv2dFuncOptions().bias(b).stride(2).padding(1));
+//   auto u = F::conv_transpose2d(c, wt, F::ConvTranspose2dFuncOptions().stride(2));
 //   auto p = F::max_pool2d(c, F::MaxPool2dFuncOptions(2));
 //   auto n = F::batch_norm(p, mean, var, F::BatchNormFuncOptions().training(true));
 #pragma once
@@ -20,6 +21,7 @@
 #include "tandem/nn/options/activation.h"
 #include "tandem/nn/options/batch_norm.h"
 #include "tandem/nn/options/conv.h"
+#include "tandem/nn/options/conv_transpose.h"
 #include "tandem/nn/options/dropout.h"
 #include "tandem/nn/options/embedding.h"
 #include "tandem/nn/options/layer_norm.h"
@@ -27,6 +29,7 @@
 #include "tandem/nn/options/pooling.h"
 #include "tandem/ops/activation.h"
 #include "tandem/ops/conv.h"
+#include "tandem/ops/conv_transpose.h"
 #include "tandem/ops/indexing.h"
 #include "tandem/ops/linalg.h"
 #include "tandem/ops/loss.h"
@@ -49,6 +52,32 @@ inline Tensor conv2d(const Tensor& input,
                         options.padding(),
                         options.dilation(),
                         options.groups());
+}
+
+inline Tensor conv_transpose1d(const Tensor& input,
+                               const Tensor& weight,
+                               const ConvTranspose1dFuncOptions& options = {}) {
+  return tandem::conv_transpose1d(input,
+                                  weight,
+                                  options.bias(),
+                                  options.stride(),
+                                  options.padding(),
+                                  options.output_padding(),
+                                  options.groups(),
+                                  options.dilation());
+}
+
+inline Tensor conv_transpose2d(const Tensor& input,
+                               const Tensor& weight,
+                               const ConvTranspose2dFuncOptions& options = {}) {
+  return tandem::conv_transpose2d(input,
+                                  weight,
+                                  options.bias(),
+                                  options.stride(),
+                                  options.padding(),
+                                  options.output_padding(),
+                                  options.groups(),
+                                  options.dilation());
 }
 
 inline std::tuple<Tensor, Tensor> max_pool2d_with_indices(

@@ -1,10 +1,8 @@
 // Conv2d: option checks, parameters, PyTorch's initialisation and forward.
 #include "tandem/nn/modules/conv.h"
 
-#include <cmath>
-
+#include "nn/modules/conv_nd_impl.h"
 #include "tandem/core/error.h"
-#include "tandem/nn/init.h"
 #include "tandem/ops/conv.h"
 #include "tandem/ops/factory.h"
 
@@ -15,20 +13,7 @@ Conv2dImpl::Conv2dImpl(const Conv2dOptions& options) : options(options) { reset(
 void Conv2dImpl::reset() {
   const int64_t in = options.in_channels(), out = options.out_channels();
   const int64_t groups = options.groups();
-  TANDEM_CHECK(in > 0 && out > 0,
-               "Conv2d: in_channels and out_channels must be positive, got ",
-               in,
-               " and ",
-               out);
-  TANDEM_CHECK(groups > 0, "Conv2d: groups must be positive, got ", groups);
-  TANDEM_CHECK(in % groups == 0 && out % groups == 0,
-               "Conv2d: groups=",
-               groups,
-               " must divide in_channels (",
-               in,
-               ") and out_channels (",
-               out,
-               ")");
+  detail::check_conv_channels("Conv2d", in, out, groups);
   // The other per-dimension options are checked by conv2d when it runs.
   const ExpandingArray<2>& k = options.kernel_size();
   TANDEM_CHECK(k[0] > 0 && k[1] > 0, "Conv2d: kernel_size must be positive, got ", k);
@@ -39,13 +24,7 @@ void Conv2dImpl::reset() {
   reset_parameters();
 }
 
-void Conv2dImpl::reset_parameters() {
-  init::kaiming_uniform_(weight, /*a=*/std::sqrt(5.0));
-  if (!bias.defined()) return;
-  const int64_t fan_in = std::get<0>(init::calculate_fan_in_and_fan_out(weight));
-  const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
-  init::uniform_(bias, -bound, bound);
-}
+void Conv2dImpl::reset_parameters() { detail::reset_conv_parameters(weight, bias); }
 
 void Conv2dImpl::pretty_print(std::ostream& stream) const {
   // LibTorch's layout: defaults other than stride are left out.
