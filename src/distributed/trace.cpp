@@ -14,7 +14,8 @@
 // 0's) is its offset. On one machine every process reads the same
 // CLOCK_MONOTONIC, and the offsets come out within that skew of zero.
 // Events: each rank packs its events into bytes (lengths, then fields),
-// the sizes are allgathered, then the packs padded to the largest; rank 0
+// the sizes are allgathered, then the packs padded to the largest (as
+// int64 words, which the collectives move); rank 0
 // unpacks them all. A trace is megabytes, gathered once at the end of a
 // run, so allgather's copies to every rank cost nothing that matters.
 
@@ -144,14 +145,16 @@ std::vector<profiler::Event> gather_trace(ProcessGroup& group,
   const Tensor sizes = allgather_int64(group, size);
   const int64_t* n = sizes.data_ptr<int64_t>();
   const int64_t largest = *std::max_element(n, n + group.size());
-  Tensor mine = zeros({std::max<int64_t>(largest, 1)}, kUInt8);
-  std::memcpy(mine.data_ptr<uint8_t>(), bytes.data(), bytes.size());
-  Tensor all = empty({group.size() * mine.numel()}, kUInt8);
-  group.allgather_into_tensor(all, mine).wait();
+  // In int64 words: the collectives move float and int64 tensors.
+  const int64_t words = std::max<int64_t>((largest + 7) / 8, 1);
+  Tensor mine = zeros({words}, kInt64);
+  if (!bytes.empty()) std::memcpy(mine.data_ptr<int64_t>(), bytes.data(), bytes.size());
+  const Tensor all = allgather_int64(group, mine);
   if (group.rank() != 0) return {};
   std::vector<profiler::Event> merged;
   for (int r = 0; r < group.size(); ++r) {
-    Unpacker u(all.data_ptr<uint8_t>() + r * mine.numel(), static_cast<size_t>(n[r]));
+    Unpacker u(reinterpret_cast<const uint8_t*>(all.data_ptr<int64_t>() + r * words),
+               static_cast<size_t>(n[r]));
     while (!u.done()) {
       profiler::Event e = unpack(u);
       e.rank = r;

@@ -293,6 +293,7 @@ Tensor conv_transpose(const UserArgs& a,
                       const Tensor& input,
                       const Tensor& weight,
                       const Tensor& bias) {
+  const profiler::Span span = detail::op_span(a.op, {&input, &weight, &bias});
   check_operands(a, input, weight, bias);
   check_channels(a, input, weight, bias);
   const bool batched = input.dim() == a.dims + 2;

@@ -161,6 +161,7 @@ RnnResult run(RnnMode mode,
               const std::vector<Tensor>& params,
               const LayerArgs& a) {
   const char* op = detail::mode_name(mode);
+  const profiler::Span span = detail::op_span(op, {&input, &h0, &c0});
   std::vector<Tensor> all = params;
   all.insert(all.end(), {input, h0, c0});
   check_operands(op, input, all);
@@ -240,6 +241,7 @@ RnnResult run_cell(RnnMode mode,
                    const Tensor& h,
                    const Tensor& c,
                    const RnnLayerWeights& w) {
+  const profiler::Span span = detail::op_span(op, {&input, &h, &c});
   check_operands(op, input, {input, h, c, w.w_ih, w.w_hh, w.b_ih, w.b_hh});
   TANDEM_CHECK(input.dim() == 1 || input.dim() == 2,
                op,

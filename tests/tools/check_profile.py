@@ -86,7 +86,9 @@ def check_two_devices(launch, data, work):
     for copy, forward in copies:
         expect(copy["args"]["from"] == "cpu:0" and copy["args"]["bytes"] > 0, copy)
         expect(copy["ts"] + copy["dur"] <= forward["ts"] + 0.001, (copy, forward))
-    expect("LinearBackward" in result.stdout and "Self ms" in result.stdout, result.stdout)
+    # Self time: a backward node's ops (mm) are rows of their own.
+    expect("Self ms" in result.stdout and "replicate" in result.stdout and
+           "\nmm " in result.stdout, result.stdout)
     expect(f"written to {trace}" in result.stdout, result.stdout)
     print(f"two devices: {len(spans)} spans on cpu:0 and cpu:1, {len(copies)} arrows "
           "from a copy to its replica, table printed")

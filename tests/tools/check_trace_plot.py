@@ -123,7 +123,7 @@ def check_bad_input(tandem, work):
         f.write('{"traceEvents":[\n{"ph":"X","name":"a","ts":1,\n]}\n')
     result = run(tandem, "plot", malformed, "--out", os.path.join(work, "m.svg"), expect=1)
     said = result.stdout + result.stderr
-    expect(malformed in said and "line 2" in said and "column" in said, said)
+    expect(malformed in said and "line 3, column 1" in said, said)  # the "]" after ","
     empty = os.path.join(work, "empty.json")
     with open(empty, "w") as f:
         f.write('{"traceEvents":[{"ph":"M","name":"process_name","pid":1,'
