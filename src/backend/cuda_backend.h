@@ -54,6 +54,11 @@ void cuda_copy_bytes(void* dst,
 /// Blocks until the device's queued work is done; throws on a kernel fault.
 void cuda_synchronize(Device device);
 
+/// The profiler's marks on the device's stream (DeviceServices::queue_mark
+/// and queue_mark_times; backend/cuda/queue_marks.cpp).
+uint64_t cuda_queue_mark(Device device);
+void cuda_queue_mark_times(const uint64_t* marks, size_t count, int64_t* ns);
+
 /// The CUDA kernel table, or null in a build without CUDA.
 const Kernels* cuda_kernel_table();
 

@@ -32,6 +32,12 @@ std::array<std::atomic<const DeviceServices*>, kNumDeviceTypes> registered{};
                   "on a machine with nvcc)"));
 }
 
+// A device type whose work is not queued: its spans time the work itself.
+uint64_t no_queue_mark(Device) { return 0; }
+void no_queue_mark_times(const uint64_t*, size_t count, int64_t*) {
+  TANDEM_INTERNAL_ASSERT(count == 0, "queue marks on a device type that makes none");
+}
+
 // CUDA's services in a build without the CUDA backend (kCUDA is the one
 // accelerator type): no devices, and an error for whatever would need one.
 const DeviceServices& absent_cuda_services() {
@@ -56,6 +62,8 @@ const DeviceServices& absent_cuda_services() {
       .reset_peak_memory_stats = [](int) { not_built("reset_peak_memory_stats"); },
       .empty_cache = [] {},
       .pinned_memory_stats = [] { return cuda::HostMemoryStats{}; },
+      .queue_mark = no_queue_mark,
+      .queue_mark_times = no_queue_mark_times,
   };
   return services;
 }
@@ -89,6 +97,8 @@ const DeviceServices& cpu_services() {
           },
       .empty_cache = [] { tandem::empty_cache(); },
       .pinned_memory_stats = [] { return cuda::HostMemoryStats{}; },
+      .queue_mark = no_queue_mark,
+      .queue_mark_times = no_queue_mark_times,
   };
   return services;
 }
@@ -96,7 +106,7 @@ const DeviceServices& cpu_services() {
 bool complete(const DeviceServices& s) {
   return s.device_count && s.properties && s.allocate && s.allocate_pinned &&
          s.copy_bytes && s.synchronize && s.memory_stats && s.reset_peak_memory_stats &&
-         s.empty_cache && s.pinned_memory_stats;
+         s.empty_cache && s.pinned_memory_stats && s.queue_mark && s.queue_mark_times;
 }
 
 }  // namespace

@@ -48,6 +48,15 @@ struct DeviceServices {
   /// Gives cached device memory back to the driver.
   void (*empty_cache)() = nullptr;
   cuda::HostMemoryStats (*pinned_memory_stats)() = nullptr;
+  /// The profiler's clock on a device's queue (Note [Spans on a device's
+  /// queue] in core/profiler.cpp). queue_mark records a mark behind the
+  /// work queued on `device` so far (a CUDA event on its stream) and
+  /// returns its id, never 0; 0 where work is not queued (the CPU: a span
+  /// there is the work itself). queue_mark_times waits until the device
+  /// has passed each of `count` marks, writes when it did on now_ns()'s
+  /// clock, and forgets them.
+  uint64_t (*queue_mark)(Device device) = nullptr;
+  void (*queue_mark_times)(const uint64_t* marks, size_t count, int64_t* ns) = nullptr;
 };
 
 /// Makes `services` the ones of `type` (not kCPU, which core serves). Called

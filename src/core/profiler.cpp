@@ -5,13 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <utility>
 
+#include "core/device_services.h"
+#include "core/profiler_events.h"
 #include "tandem/core/error.h"
+#include "tandem/core/warning.h"
 
 // Note [Profiler spans]
 // A Span asks one relaxed atomic whether a Session is alive; when none is,
@@ -30,15 +32,44 @@
 // replaced when a later copy writes the same address, so an arrow links
 // the last copy into a block to the first reader after it.
 
+// Note [Spans on a device's queue]
+// On a GPU, an op's span on the host covers only the launch of its
+// kernels; the kernels run later, in stream order. So an op span on a
+// device whose work is queued also asks the device's backend for two
+// marks (time_on_queue): one queued before its kernels and one after (on
+// CUDA, events recorded on the device's stream). A mark's time is known
+// only once the device has passed it, and asking means waiting, so the
+// pairs wait in a list until the session stops; stop() then asks the
+// backend for all their times at once (DeviceServices::queue_mark_times)
+// and adds one event per pair, of category kQueueCategory, on the
+// device's queue track: the span as the device ran it. The backend puts
+// the times on the steady clock (the CUDA one by anchoring its events to
+// a host reading: backend/cuda/queue_marks.cpp). This is the events
+// method of PyTorch's autograd profiler, not CUPTI's per-kernel records
+// (the toolkit here has no CUPTI): a span covers all the kernels its op
+// queued, with the gaps between them. The marks of a span that ends after
+// its session stopped are handed back unread.
+
 namespace tandem::profiler {
 namespace detail {
 
 std::atomic<bool> g_recording{false};
 std::atomic<bool> g_recording_shapes{false};
-// Guards g_events, g_marked and the start and stop of a session.
+// Guards what follows and the start and stop of a session.
 std::mutex g_mutex;
 std::vector<Event> g_events;
 std::map<const void*, uint64_t> g_marked;  // bytes -> the flow that made them
+
+// A span timed on a device's queue, until its session stops.
+struct QueuedSpan {
+  Event event;  // the host span; its times are replaced by the marks'
+  uint64_t start_mark = 0;
+  uint64_t end_mark = 0;
+};
+std::vector<QueuedSpan> g_queued;
+// Marks of spans that ended after their session: handed back at the next
+// stop, per device type.
+std::map<DeviceType, std::vector<uint64_t>> g_unread_marks;
 
 namespace {
 
@@ -58,6 +89,20 @@ const ThreadIdentity& this_thread_identity() {
 }
 
 }  // namespace
+
+std::vector<Event> by_start(std::vector<Event> events) {
+  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+    return a.start_ns < b.start_ns;
+  });
+  return events;
+}
+
+std::string in_units(int64_t ns, double unit_ns) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3f", static_cast<double>(ns) / unit_ns);
+  return buffer;
+}
+
 }  // namespace detail
 
 int64_t now_ns() {
@@ -104,6 +149,19 @@ void Span::begin(std::string_view category, std::string_view name, Device device
 
 void Span::end() {
   event_->end_ns = now_ns();
+  if (queue_start_ != 0) {
+    const uint64_t end_mark =
+        ::tandem::detail::device_services(queue_.type()).queue_mark(queue_);
+    detail::QueuedSpan queued{*event_, queue_start_, end_mark};
+    queued.event.device = queue_;  // a copy to the host ran on its source
+    std::lock_guard<std::mutex> lock(detail::g_mutex);
+    if (recording()) {
+      detail::g_queued.push_back(std::move(queued));
+    } else {
+      detail::g_unread_marks[queue_.type()].insert(
+          detail::g_unread_marks[queue_.type()].end(), {queue_start_, end_mark});
+    }
+  }
   record(std::move(*event_));
 }
 
@@ -128,6 +186,13 @@ Span& Span::end_flow(uint64_t flow) {
   return *this;
 }
 
+Span& Span::time_on_queue(Device queue) {
+  if (!event_ || queue_start_ != 0) return *this;
+  queue_ = queue;
+  queue_start_ = ::tandem::detail::device_services(queue.type()).queue_mark(queue);
+  return *this;
+}
+
 Session::Session(SessionOptions options) {
   std::lock_guard<std::mutex> lock(detail::g_mutex);
   TANDEM_CHECK(
@@ -141,10 +206,46 @@ Session::Session(SessionOptions options) {
 
 namespace {
 
-std::vector<Event> by_start(std::vector<Event> events) {
-  std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return a.start_ns < b.start_ns;
-  });
+// The spans `queued` as their devices ran them (Note [Spans on a device's
+// queue]), and the marks of `unread` handed back. A device fault found
+// while waiting loses that device type's spans, with a warning: stop()
+// runs in destructors.
+std::vector<Event> events_on_queues(std::vector<detail::QueuedSpan> queued,
+                                    std::map<DeviceType, std::vector<uint64_t>> unread) {
+  std::map<DeviceType, std::vector<size_t>> of_type;
+  for (size_t i = 0; i < queued.size(); ++i) {
+    of_type[queued[i].event.device.type()].push_back(i);
+  }
+  for (auto& [type, marks] : unread) of_type[type];
+  std::vector<Event> events;
+  for (const auto& [type, spans] : of_type) {
+    std::vector<uint64_t> marks = std::move(unread[type]);
+    const size_t first_span_mark = marks.size();
+    for (size_t i : spans) {
+      marks.push_back(queued[i].start_mark);
+      marks.push_back(queued[i].end_mark);
+    }
+    std::vector<int64_t> ns(marks.size());
+    try {
+      ::tandem::detail::device_services(type).queue_mark_times(
+          marks.data(), marks.size(), ns.data());
+    } catch (const std::exception& e) {
+      warn(::tandem::detail::str(
+          "profiler: the spans on the ", type, " queues are lost: ", e.what()));
+      continue;
+    }
+    for (size_t k = 0; k < spans.size(); ++k) {
+      Event e = std::move(queued[spans[k]].event);
+      e.category = kQueueCategory;
+      e.start_ns = ns[first_span_mark + 2 * k];
+      e.end_ns = ns[first_span_mark + 2 * k + 1];
+      e.thread = queue_track(e.device);
+      e.thread_name = e.device.str() + " queue";
+      e.flow_out = 0;  // the arrows stay with the host spans
+      e.flows_in.clear();
+      events.push_back(std::move(e));
+    }
+  }
   return events;
 }
 
@@ -155,14 +256,20 @@ Session::~Session() { stop(); }
 void Session::stop() {
   if (stopped_) return;  // and never stops a later session
   std::vector<Event> taken;
+  std::vector<detail::QueuedSpan> queued;
+  std::map<DeviceType, std::vector<uint64_t>> unread;
   {
     std::lock_guard<std::mutex> lock(detail::g_mutex);
     detail::g_recording.store(false);
     detail::g_recording_shapes.store(false);
     taken.swap(detail::g_events);
+    queued.swap(detail::g_queued);
+    unread.swap(detail::g_unread_marks);
     detail::g_marked.clear();
   }
-  events_ = by_start(std::move(taken));
+  std::vector<Event> on_queues = events_on_queues(std::move(queued), std::move(unread));
+  std::move(on_queues.begin(), on_queues.end(), std::back_inserter(taken));
+  events_ = detail::by_start(std::move(taken));
   stopped_ = true;
 }
 
@@ -173,218 +280,7 @@ std::vector<Event> Session::events() const {
     std::lock_guard<std::mutex> lock(detail::g_mutex);
     events = detail::g_events;
   }
-  return by_start(std::move(events));
-}
-
-namespace {
-
-// Per event, the time covered by spans nested directly inside it on its
-// own thread. `events` is ordered by start time.
-std::vector<int64_t> nested_time(const std::vector<Event>& events) {
-  std::vector<int64_t> nested(events.size(), 0);
-  std::map<uint64_t, std::vector<size_t>> open;  // per thread, a stack
-  for (size_t i = 0; i < events.size(); ++i) {
-    std::vector<size_t>& stack = open[events[i].thread];
-    while (!stack.empty() && events[stack.back()].end_ns <= events[i].start_ns)
-      stack.pop_back();
-    if (!stack.empty() && events[i].end_ns <= events[stack.back()].end_ns) {
-      nested[stack.back()] += events[i].end_ns - events[i].start_ns;
-    }
-    stack.push_back(i);
-  }
-  return nested;
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buffer[8];
-      std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
-      out += buffer;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-// `ns` in units of `unit_ns` (1000: microseconds), three decimals.
-std::string in_units(int64_t ns, double unit_ns) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.3f", static_cast<double>(ns) / unit_ns);
-  return buffer;
-}
-std::string microseconds(int64_t ns) { return in_units(ns, 1e3); }
-std::string milliseconds(int64_t ns) { return in_units(ns, 1e6); }
-
-}  // namespace
-
-std::vector<OpStats> key_averages(const std::vector<Event>& unordered, SortBy sort_by) {
-  const std::vector<Event> events = by_start(unordered);
-  const std::vector<int64_t> nested = nested_time(events);
-  std::map<std::pair<std::string, std::string>, OpStats> rows;
-  for (size_t i = 0; i < events.size(); ++i) {
-    const Event& e = events[i];
-    OpStats& row = rows[{e.name, e.device.str()}];
-    row.name = e.name;
-    row.device = e.device;
-    row.calls += 1;
-    row.total_ns += e.end_ns - e.start_ns;
-    row.self_ns += e.end_ns - e.start_ns - nested[i];
-  }
-  std::vector<OpStats> out;
-  for (auto& [key, row] : rows) out.push_back(std::move(row));
-  std::stable_sort(out.begin(), out.end(), [sort_by](const OpStats& a, const OpStats& b) {
-    switch (sort_by) {
-      case SortBy::kSelfTime:
-        return a.self_ns > b.self_ns;
-      case SortBy::kTotalTime:
-        return a.total_ns > b.total_ns;
-      case SortBy::kCalls:
-        return a.calls > b.calls;
-      case SortBy::kName:
-        return a.name < b.name;
-    }
-    return false;
-  });
-  return out;
-}
-
-std::string table(const std::vector<OpStats>& rows, size_t row_limit) {
-  int64_t all_self = 0;
-  size_t name_width = 4;
-  for (const OpStats& row : rows) {
-    all_self += row.self_ns;
-    name_width = std::max(name_width, row.name.size());
-  }
-  std::ostringstream out;
-  char line[512];
-  std::snprintf(line,
-                sizeof line,
-                "%-*s  %-8s %8s %12s %12s %12s %7s\n",
-                static_cast<int>(name_width),
-                "Name",
-                "Device",
-                "Calls",
-                "Self ms",
-                "Total ms",
-                "Avg us",
-                "Self %");
-  out << line;
-  const size_t shown = row_limit == 0 ? rows.size() : std::min(row_limit, rows.size());
-  for (size_t i = 0; i < shown; ++i) {
-    const OpStats& r = rows[i];
-    const double share =
-        all_self > 0 ? 100.0 * static_cast<double>(r.self_ns) / all_self : 0.0;
-    std::snprintf(line,
-                  sizeof line,
-                  "%-*s  %-8s %8lld %12s %12s %12s %6.1f%%\n",
-                  static_cast<int>(name_width),
-                  r.name.c_str(),
-                  r.device.str().c_str(),
-                  static_cast<long long>(r.calls),
-                  milliseconds(r.self_ns).c_str(),
-                  milliseconds(r.total_ns).c_str(),
-                  microseconds(r.calls > 0 ? r.total_ns / r.calls : 0).c_str(),
-                  share);
-    out << line;
-  }
-  return out.str();
-}
-
-namespace {
-
-std::string args_json(const std::vector<Arg>& args) {
-  std::string out = "{";
-  for (const Arg& a : args) {
-    if (out.size() > 1) out += ',';
-    out += json_string(a.key) + ":" + (a.is_number ? a.value : json_string(a.value));
-  }
-  return out + "}";
-}
-
-// Flow ids are unique in a process; in a merged trace, each rank's own.
-uint64_t trace_flow_id(uint64_t flow, int rank) {
-  return rank >= 0 ? (static_cast<uint64_t>(rank) << 40) + flow : flow;
-}
-
-}  // namespace
-
-std::string chrome_trace_json(const std::vector<Event>& unordered, int rank) {
-  const std::vector<Event> events = by_start(unordered);
-  const int64_t origin = events.empty() ? 0 : events.front().start_ns;
-  // (rank, device) -> process id: rank * 1000 + its devices' order of use.
-  std::map<std::pair<int, std::string>, int> pids;
-  std::map<int, int> devices_of_rank;
-  std::map<std::pair<int, uint64_t>, std::string> threads;
-  std::ostringstream body;
-  for (const Event& e : events) {
-    const int r = e.rank >= 0 ? e.rank : rank;
-    const std::string device = e.device.str();
-    auto [it, added] = pids.emplace(std::pair{r, device}, 0);
-    if (added) it->second = std::max(r, 0) * 1000 + ++devices_of_rank[r];
-    const int pid = it->second;
-    threads.emplace(
-        std::pair{pid, e.thread},
-        e.thread_name.empty() ? "thread " + std::to_string(e.thread) : e.thread_name);
-    const std::string where = ",\"pid\":" + std::to_string(pid) +
-                              ",\"tid\":" + std::to_string(e.thread) +
-                              ",\"ts\":" + microseconds(e.start_ns - origin);
-    body << ",\n{\"name\":" << json_string(e.name)
-         << ",\"cat\":" << json_string(e.category) << ",\"ph\":\"X\"" << where
-         << ",\"dur\":" << microseconds(e.end_ns - e.start_ns);
-    if (!e.args.empty()) body << ",\"args\":" << args_json(e.args);
-    body << "}";
-    // Arrows, bound to the enclosing span at its start (Chrome's flow
-    // events "s" and "f" with binding point "e").
-    if (e.flow_out != 0) {
-      body << ",\n{\"name\":\"flow\",\"cat\":\"flow\",\"ph\":\"s\",\"id\":"
-           << trace_flow_id(e.flow_out, r) << where << "}";
-    }
-    for (uint64_t flow : e.flows_in) {
-      body << ",\n{\"name\":\"flow\",\"cat\":\"flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":"
-           << trace_flow_id(flow, r) << where << "}";
-    }
-  }
-  std::ostringstream out;
-  out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"origin_ns\":" << origin
-      << "},\"traceEvents\":[\n";
-  bool first = true;
-  auto meta = [&](const char* what, int pid, uint64_t tid, const std::string& name) {
-    out << (first ? "" : ",\n") << "{\"name\":\"" << what
-        << "\",\"ph\":\"M\",\"pid\":" << pid << ",\"tid\":" << tid
-        << ",\"args\":{\"name\":" << json_string(name) << "}}";
-    first = false;
-  };
-  for (const auto& [key, pid] : pids) {
-    const auto& [r, device] = key;
-    meta("process_name",
-         pid,
-         0,
-         r >= 0 ? "rank " + std::to_string(r) + " " + device : device);
-  }
-  for (const auto& [key, name] : threads)
-    meta("thread_name", key.first, key.second, name);
-  std::string rest = body.str();
-  if (first && !rest.empty()) rest.erase(0, 2);  // no metadata: drop the leading ",\n"
-  out << rest << "\n]}\n";
-  return out.str();
-}
-
-void write_chrome_trace(const std::vector<Event>& events,
-                        const std::string& path,
-                        int rank) {
-  const std::string json = chrome_trace_json(events, rank);
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  TANDEM_CHECK(file.good(), "profiler: cannot write the trace to '", path, "'");
-  file << json;
-  file.close();
-  TANDEM_CHECK(
-      !file.fail(), "profiler: writing the trace to '", path, "' failed (disk full?)");
+  return detail::by_start(std::move(events));
 }
 
 }  // namespace tandem::profiler

@@ -22,6 +22,7 @@ Tensor copy_to_new(const Tensor& src,
   // A copy to another device is a span on the destination, with an arrow
   // to the first span that reads its result (Note [Profiler spans]).
   profiler::Span span("copy", src.device() == device ? "clone" : "copy", device);
+  span.time_on_queue(device.is_cpu() ? src.device() : device);
   if (span.active() && src.device() != device) {
     span.arg("from", src.device().str())
         .arg("to", device.str())

@@ -26,6 +26,7 @@ profiler::Span op_span_over(const char* op, const Tensors& inputs) {
     }
   }
   profiler::Span span("op", op, device);
+  span.time_on_queue(device);
   if (span.active() && profiler::recording_shapes()) {
     std::ostringstream shapes;
     std::ostringstream dtypes;

@@ -135,8 +135,9 @@ Tensor Optimizer::step_each_param(const LossClosure& closure, const ParamUpdate&
   const Device device = param_groups_.empty() || param_groups_[0].params().empty()
                             ? Device(kCPU)
                             : param_groups_[0].params()[0].device();
-  const profiler::Span span(
+  profiler::Span span(
       "optim", [this] { return std::string(name()) + ".step"; }, device);
+  span.time_on_queue(device);
   for (auto& group : param_groups_) {
     for (auto& p : group.params()) {
       Tensor grad = p.grad();

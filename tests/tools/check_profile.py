@@ -7,6 +7,8 @@
   cpu:1's replica forward, and the busiest spans printed as a table at
   the end;
 - a run stopped by SIGINT still writes a whole, valid trace;
+- --profile-shapes puts each op's input shapes and dtypes in the trace and
+  a row per op and shapes in the table; without --profile it is refused;
 - an unwritable --profile path is an error naming it before any training;
 - under mpiexec -np 2 rank 0 writes one file for the job: processes named
   "rank 0 cpu:0" and "rank 1 cpu:0", each rank's backward nodes, its
@@ -113,6 +115,26 @@ def check_interrupted(launch, data, work):
     print(f"SIGINT: exit 130 and a valid trace of {len(spans)} spans")
 
 
+def check_shapes(launch, data, work):
+    trace = os.path.join(work, "shapes.json")
+    result = launch.alone("train", "--data", data, "--epochs", "1", "--batch-size", "64",
+                          "--max-steps", "3", "--profile", trace, "--profile-shapes")
+    processes, spans = load_trace(trace)
+    products = [s for s in spans if s["cat"] == "op" and s["name"] == "mm"]
+    expect(products, "no mm span")
+    # The MLP's first layer multiplies the [64, 784] batch by its weight.
+    first = [s for s in products if s["args"]["shapes"].startswith("[[64, 784], ")]
+    expect(first and all(s["args"]["dtypes"] == "[float32, float32]" for s in first),
+           sorted({s["args"]["shapes"] for s in products}))
+    table = result.stdout[result.stdout.index("Self ms"):]
+    expect("Input shapes" in table and first[0]["args"]["shapes"] in table, table)
+    refused = launch.alone_expecting(2, "train", "--data", data, "--profile-shapes")
+    said = refused.stdout + refused.stderr
+    expect("--profile-shapes" in said and "--profile" in said, said)
+    print(f"--profile-shapes: {len(products)} mm spans with shapes, a row per shapes, "
+          "refused without --profile")
+
+
 def check_bad_path(launch, data):
     bad = "/nonexistent/folder/trace.json"
     result = launch.alone_expecting(1, "train", "--data", data, "--epochs", "1",
@@ -154,6 +176,7 @@ def main():
         data = dataset_in(work)
         check_two_devices(launch, data, work)
         check_interrupted(launch, data, work)
+        check_shapes(launch, data, work)
         check_bad_path(launch, data)
         check_two_processes(launch, data, work)
 

@@ -70,8 +70,7 @@ struct BenchFlags {
   int64_t warmup = 5;
   uint64_t seed = 0;
   std::string overlap = "on";
-  std::string profile;
-  std::string profile_steps;
+  ProfileFlags profile;
 };
 
 int run_bench(const BenchFlags& flags) {
@@ -101,7 +100,7 @@ int run_bench(const BenchFlags& flags) {
       work.target.narrow(0, mine.begin, mine.length).to(model.output_device());
   optim::SGD optimizer(model.model()->parameters(), optim::SGDOptions(0.01));
   // Unless told which, the timed steps are profiled.
-  StepRange profiled_steps = parse_step_range(flags.profile_steps);
+  StepRange profiled_steps = parse_step_range(flags.profile.steps);
   if (profiled_steps.every_step()) profiled_steps = {warmup + 1, warmup + steps};
   ProfiledRun profiled(flags.profile, group.get(), profiled_steps);
 
@@ -200,7 +199,7 @@ Action bench_command(CLI::App& command) {
   command.add_option("--steps", flags->steps, "timed steps")->check(whole_number(1));
   command.add_option("--warmup", flags->warmup, "untimed steps first")
       ->check(whole_number(0));
-  add_profile_flags(command, flags->profile, flags->profile_steps);
+  add_profile_flags(command, flags->profile);
   command.add_option("--seed", flags->seed, "seeds the weights and the synthetic data")
       ->check(whole_number(0));
   command

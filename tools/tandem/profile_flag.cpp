@@ -44,21 +44,27 @@ StepRange parse_step_range(const std::string& text) {
   return range;
 }
 
-void add_profile_flags(CLI::App& command, std::string& path, std::string& steps) {
+void add_profile_flags(CLI::App& command, ProfileFlags& flags) {
   CLI::Option* profile = command.add_option(
       "--profile",
-      path,
+      flags.path,
       "record what every device does and write it as a Chrome trace to this file (opens "
       "in Perfetto or chrome://tracing; tandem plot draws it); the busiest spans are "
       "printed at the end");
   command
       .add_option("--profile-steps",
-                  steps,
+                  flags.steps,
                   "record only steps A to B (from 1) with --profile, e.g. 10-12")
       ->type_name("A-B")
       ->needs(profile)
       ->check(CLI::Validator(
           [](std::string& value) { return read_step_range(value).first; }, "A-B"));
+  command
+      .add_flag("--profile-shapes",
+                flags.shapes,
+                "with --profile, record each op's input shapes and dtypes, and sum the "
+                "table per op and shapes")
+      ->needs(profile);
 }
 
 std::string trace_path_of_rank(const std::string& path, int rank) {
@@ -71,18 +77,21 @@ std::string trace_path_of_rank(const std::string& path, int rank) {
   return has_extension ? path.substr(0, dot) + tag + path.substr(dot) : path + tag;
 }
 
-ProfiledRun::ProfiledRun(const std::string& path,
+ProfiledRun::ProfiledRun(const ProfileFlags& flags,
                          distributed::ProcessGroup* group,
                          StepRange steps)
-    : path_(path), group_(group), steps_(steps) {
-  if (path.empty()) return;
+    : path_(flags.path), shapes_(flags.shapes), group_(group), steps_(steps) {
+  if (path_.empty()) return;
   // Each rank may have to write its own file: check that one.
   check_writable(trace_path_of_rank(path_, group_ ? group_->rank() : -1), "profile");
   if (group_ && group_->rank() == 0) check_writable(path_, "profile");
   if (steps_.every_step()) start();
 }
 
-void ProfiledRun::start() { session_ = std::make_unique<profiler::Session>(); }
+void ProfiledRun::start() {
+  session_ = std::make_unique<profiler::Session>(
+      profiler::SessionOptions{.record_shapes = shapes_});
+}
 
 void ProfiledRun::before_step(int64_t step) {
   if (path_.empty() || steps_.every_step()) return;
@@ -110,7 +119,12 @@ void ProfiledRun::finish(std::ostream& out, bool together) {
   profiler::write_chrome_trace(events, path, rank);
   if (rank > 0) return;
   out << "profile: " << events.size() << " spans written to " << path << "\n"
-      << profiler::table(profiler::key_averages(events), 15);
+      << profiler::table(
+             profiler::key_averages(
+                 events,
+                 profiler::SortBy::kSelfTime,
+                 shapes_ ? profiler::GroupBy::kNameAndShapes : profiler::GroupBy::kName),
+             15);
 }
 
 void ProfiledRun::finish_alone() {

@@ -7,9 +7,11 @@
 // the extension (run.rank1.json), since the ranks may no longer meet.
 //
 // `--profile-steps A-B` records steps A to B only (from 1, as the progress
-// line counts them; `--profile-steps 5` is step 5 alone).
+// line counts them; `--profile-steps 5` is step 5 alone). `--profile-shapes`
+// records each op's input shapes and dtypes too, and the table has a row
+// per op and list of input shapes.
 //
-//   ProfiledRun profiled(path, group, steps);   // checks FILE can be written
+//   ProfiledRun profiled(flags, group, steps);  // checks FILE can be written
 //   ... profiled.before_step(n) before each step n ...
 //   profiled.finish(std::cout, /*together=*/code == 0);
 #pragma once
@@ -36,18 +38,28 @@ struct StepRange {
 /// --profile-steps.
 StepRange parse_step_range(const std::string& text);
 
-/// --profile FILE and --profile-steps A-B.
-void add_profile_flags(CLI::App& command, std::string& path, std::string& steps);
+/// What the profiling flags say.
+struct ProfileFlags {
+  std::string path;   // --profile FILE ("": no profile)
+  std::string steps;  // --profile-steps A-B
+  bool shapes = false;
+};
+
+/// --profile FILE, --profile-steps A-B and --profile-shapes.
+void add_profile_flags(CLI::App& command, ProfileFlags& flags);
 
 /// The trace file of process `rank` (-1: not under mpirun) for `path`.
 std::string trace_path_of_rank(const std::string& path, int rank);
 
 class ProfiledRun {
  public:
-  /// Records `steps` when `path` is not empty (from now on, for every
-  /// step); throws naming the path when it cannot be written. `group`: the
-  /// job's, or null alone.
-  ProfiledRun(const std::string& path, distributed::ProcessGroup* group, StepRange steps);
+  /// Records `steps` (flags.steps parsed, or what the command chose
+  /// instead) when flags.path is not empty (from now on, for every step);
+  /// throws naming the path when it cannot be written. `group`: the job's,
+  /// or null alone.
+  ProfiledRun(const ProfileFlags& flags,
+              distributed::ProcessGroup* group,
+              StepRange steps);
   /// Before step `step` (from 1): starts or ends the recording of a range.
   void before_step(int64_t step);
   /// Stops recording and writes the trace: one for the job when `together`
@@ -63,6 +75,7 @@ class ProfiledRun {
   std::vector<profiler::Event> stop_and_take();
 
   std::string path_;
+  bool shapes_;
   distributed::ProcessGroup* group_;
   StepRange steps_;
   std::unique_ptr<profiler::Session> session_;  // once recording started

@@ -31,8 +31,7 @@ struct TrainFlags {
   std::string balance = "even";
   std::optional<double> lr;  // default by optimizer
   std::string resume;
-  std::string profile;
-  std::string profile_steps;
+  ProfileFlags profile;
 };
 
 // The run's configuration from the flags (and the checkpoint's settings
@@ -92,7 +91,7 @@ int run_train(CLI::App& command, TrainFlags& flags) {
     }
     config = configured(flags, group.get());
     if (resume) changes = check_same_run(config, *resume, flags.resume);
-    profiled.emplace(flags.profile, group.get(), parse_step_range(flags.profile_steps));
+    profiled.emplace(flags.profile, group.get(), parse_step_range(flags.profile.steps));
     config.before_step = [&profiled](int64_t step) { profiled->before_step(step); };
   });
   const bool reports = !group || group->rank() == 0;
@@ -168,7 +167,7 @@ Action train_command(CLI::App& command) {
   command.add_option("--checkpoint",
                      config.checkpoint_path,
                      "checkpoint file, written every epoch and on a stop");
-  add_profile_flags(command, flags->profile, flags->profile_steps);
+  add_profile_flags(command, flags->profile);
   command.add_option(
       "--resume", flags->resume, "continue the run saved in this checkpoint");
   command.add_option(

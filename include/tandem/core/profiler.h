@@ -44,13 +44,25 @@ struct Event {
   Device device{kCPU};
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  uint64_t thread = 0;      // the recording thread's number in this process
+  // The recording thread's number in this process, or, for the spans on a
+  // device's queue (category kQueueCategory), queue_track(device).
+  uint64_t thread = 0;
   std::string thread_name;  // its name (executor threads: "tandem cpu:1")
   std::vector<Arg> args;
   uint64_t flow_out = 0;           // an arrow starting here (0: none)
   std::vector<uint64_t> flows_in;  // arrows ending here
   int rank = -1;                   // the process's rank, once merged
 };
+
+/// The category of the spans timed on a device's queue (Span::time_on_queue):
+/// when the device itself ran the work a host span queued there.
+inline constexpr std::string_view kQueueCategory = "kernel";
+
+/// The track number of `device`'s queue (its GPU stream) in a trace: above
+/// every thread's.
+inline uint64_t queue_track(Device device) {
+  return (uint64_t{1} << 32) + static_cast<uint64_t>(device.index());
+}
 
 /// What a Session records besides the spans' names and times.
 struct SessionOptions {
@@ -106,7 +118,10 @@ class Span {
   ~Span() {
     if (event_) end();
   }
-  Span(Span&& other) noexcept : event_(std::exchange(other.event_, std::nullopt)) {}
+  Span(Span&& other) noexcept
+      : event_(std::exchange(other.event_, std::nullopt)),
+        queue_(other.queue_),
+        queue_start_(std::exchange(other.queue_start_, 0)) {}
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
   Span& operator=(Span&&) = delete;
@@ -120,12 +135,21 @@ class Span {
   uint64_t start_flow();
   /// Ends the arrow `flow` here (0: none).
   Span& end_flow(uint64_t flow);
+  /// Also times the work this span queues on `queue`, a device whose work
+  /// runs behind the host (a GPU's stream): once the session stops, its
+  /// events hold a copy of this span, of category kQueueCategory on the
+  /// queue's track, from when the device reached the span's start to when
+  /// it reached its end. Nothing on a CPU device. Call it first, before the
+  /// span queues anything.
+  Span& time_on_queue(Device queue);
 
  private:
   void begin(std::string_view category, std::string_view name, Device device);
   void end();
 
   std::optional<Event> event_;  // engaged only while a Session records
+  Device queue_{kCPU};
+  uint64_t queue_start_ = 0;  // the queue's mark at the start (0: untimed)
 };
 
 /// A recording session: spans from every thread are kept from construction
@@ -138,9 +162,11 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   /// Ends the recording (spans still open then are not kept) and takes
-  /// its events; a second call does nothing.
+  /// its events, waiting for the devices to reach the ends of the spans
+  /// timed on their queues; a second call does nothing.
   void stop();
-  /// The events recorded so far, ordered by start time.
+  /// The events recorded so far, ordered by start time; those on devices'
+  /// queues once the session has stopped.
   std::vector<Event> events() const;
 
  private:
@@ -148,23 +174,36 @@ class Session {
   std::vector<Event> events_;  // once stopped, ordered by start time
 };
 
-/// One row of key_averages: the spans of one name on one device.
+/// One row of key_averages: the spans of one name on one device (and,
+/// grouped by shapes, of one list of input shapes).
 struct OpStats {
   std::string name;
   Device device{kCPU};
+  std::string input_shapes;  // grouped by shapes: the spans' "shapes"
   int64_t calls = 0;
   int64_t total_ns = 0;  // wall time inside the spans
   int64_t self_ns = 0;   // less the time in spans nested in them (same thread)
+  // The same on the device's queue, for spans timed there (a GPU's time).
+  int64_t queue_total_ns = 0;
+  int64_t queue_self_ns = 0;
 };
 
-enum class SortBy { kSelfTime, kTotalTime, kCalls, kName };
+enum class SortBy { kSelfTime, kTotalTime, kCalls, kName, kQueueSelfTime };
+enum class GroupBy {
+  kName,           // (name, device)
+  kNameAndShapes,  // (name, device, input shapes), as record_shapes gives them
+};
 
-/// The events grouped by (name, device), sorted by `sort_by` (largest
-/// first; names ascending).
+/// The events grouped by `group_by`, sorted by `sort_by` (largest first;
+/// names ascending). A span on a device's queue adds its time to the
+/// queue columns of its host span's row, not a row of its own.
 std::vector<OpStats> key_averages(const std::vector<Event>& events,
-                                  SortBy sort_by = SortBy::kSelfTime);
+                                  SortBy sort_by = SortBy::kSelfTime,
+                                  GroupBy group_by = GroupBy::kName);
 
-/// The rows as a text table, at most `row_limit` of them (0: all).
+/// The rows as a text table, at most `row_limit` of them (0: all); with
+/// columns for the queue times when a row has some, and for the input
+/// shapes when a row has them.
 std::string table(const std::vector<OpStats>& rows, size_t row_limit = 0);
 
 /// The events as Chrome trace event JSON: a process per device of each

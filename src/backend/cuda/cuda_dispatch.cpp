@@ -72,6 +72,8 @@ const detail::DeviceServices cuda_services{
     .reset_peak_memory_stats = cuda_reset_peak_memory_stats,
     .empty_cache = cuda_empty_cache,
     .pinned_memory_stats = cuda_pinned_memory_stats,
+    .queue_mark = cuda_queue_mark,
+    .queue_mark_times = cuda_queue_mark_times,
 };
 [[maybe_unused]] const bool cuda_services_registered =
     (detail::register_device_services(kCUDA, cuda_services), true);
