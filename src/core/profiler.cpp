@@ -186,11 +186,9 @@ Span& Span::end_flow(uint64_t flow) {
   return *this;
 }
 
-Span& Span::time_on_queue(Device queue) {
-  if (!event_ || queue_start_ != 0) return *this;
+void Span::begin_on_queue(Device queue) {
   queue_ = queue;
   queue_start_ = ::tandem::detail::device_services(queue.type()).queue_mark(queue);
-  return *this;
 }
 
 Session::Session(SessionOptions options) {

@@ -141,11 +141,15 @@ class Span {
   /// queue's track, from when the device reached the span's start to when
   /// it reached its end. Nothing on a CPU device. Call it first, before the
   /// span queues anything.
-  Span& time_on_queue(Device queue);
+  Span& time_on_queue(Device queue) {
+    if (event_ && queue_start_ == 0) begin_on_queue(queue);
+    return *this;
+  }
 
  private:
   void begin(std::string_view category, std::string_view name, Device device);
   void end();
+  void begin_on_queue(Device queue);
 
   std::optional<Event> event_;  // engaged only while a Session records
   Device queue_{kCPU};
