@@ -149,20 +149,31 @@ void Span::begin(std::string_view category, std::string_view name, Device device
 
 void Span::end() {
   event_->end_ns = now_ns();
-  if (queue_start_ != 0) {
-    const uint64_t end_mark =
-        ::tandem::detail::device_services(queue_.type()).queue_mark(queue_);
-    detail::QueuedSpan queued{*event_, queue_start_, end_mark};
-    queued.event.device = queue_;  // a copy to the host ran on its source
-    std::lock_guard<std::mutex> lock(detail::g_mutex);
-    if (recording()) {
-      detail::g_queued.push_back(std::move(queued));
-    } else {
-      detail::g_unread_marks[queue_.type()].insert(
-          detail::g_unread_marks[queue_.type()].end(), {queue_start_, end_mark});
-    }
-  }
+  if (queue_start_ != 0) end_on_queue();
   record(std::move(*event_));
+}
+
+void Span::end_on_queue() noexcept {
+  uint64_t end_mark = 0;
+  try {
+    end_mark = ::tandem::detail::device_services(queue_.type()).queue_mark(queue_);
+  } catch (const std::exception& e) {
+    // A span ends in a destructor: a device fault found here (it will be
+    // raised again by the next op) costs this span its queue twin, no more.
+    warn(::tandem::detail::str(
+        "profiler: a span on ", queue_, "'s queue is lost: ", e.what()));
+    return;
+  }
+  detail::QueuedSpan queued{*event_, queue_start_, end_mark};
+  queued.event.device = queue_;  // a copy to the host ran on its source
+  std::lock_guard<std::mutex> lock(detail::g_mutex);
+  if (recording()) {
+    detail::g_queued.push_back(std::move(queued));
+  } else {
+    std::vector<uint64_t>& unread = detail::g_unread_marks[queue_.type()];
+    unread.push_back(queue_start_);
+    unread.push_back(end_mark);
+  }
 }
 
 Span& Span::arg(std::string_view key, int64_t value) {
@@ -214,7 +225,7 @@ std::vector<Event> events_on_queues(std::vector<detail::QueuedSpan> queued,
   for (size_t i = 0; i < queued.size(); ++i) {
     of_type[queued[i].event.device.type()].push_back(i);
   }
-  for (auto& [type, marks] : unread) of_type[type];
+  for (auto& [type, marks] : unread) of_type[type];  // types with unread marks alone, too
   std::vector<Event> events;
   for (const auto& [type, spans] : of_type) {
     std::vector<uint64_t> marks = std::move(unread[type]);

@@ -150,6 +150,7 @@ class Span {
   void begin(std::string_view category, std::string_view name, Device device);
   void end();
   void begin_on_queue(Device queue);
+  void end_on_queue() noexcept;
 
   std::optional<Event> event_;  // engaged only while a Session records
   Device queue_{kCPU};
