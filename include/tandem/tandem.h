@@ -21,6 +21,7 @@
 #include "tandem/core/executor.h"
 #include "tandem/core/generator.h"
 #include "tandem/core/profiler.h"
+#include "tandem/core/sample_keys.h"
 #include "tandem/core/tensor.h"
 #include "tandem/core/tensor_options.h"
 #include "tandem/core/warning.h"

@@ -48,6 +48,7 @@ const Kernels& cpu_kernels() {
     k.normal = cpu::normal;
     k.randint = cpu::randint;
     k.bernoulli = cpu::bernoulli;
+    k.bernoulli_keyed = cpu::bernoulli_keyed;
     k.sgd_step = cpu::sgd_step;
     k.adam_step = cpu::adam_step;
     k.rmsprop_step = cpu::rmsprop_step;

@@ -370,6 +370,15 @@ struct Kernels {
   void (*normal)(const Tensor& out, double mean, double std, Generator& gen) = nullptr;
   void (*randint)(const Tensor& out, int64_t low, int64_t high, Generator& gen) = nullptr;
   void (*bernoulli)(const Tensor& out, double p, Generator& gen) = nullptr;
+  // bernoulli(p) keyed by sample, into a contiguous `out` seen as [outer,
+  // rows, inner] around `dim`: row r is sample first_row + r of the whole
+  // batch, and each element's bits depend on `key`, that sample and the
+  // element's place in it only (Note [Sample-keyed masks])
+  void (*bernoulli_keyed)(const Tensor& out,
+                          double p,
+                          uint64_t key,
+                          int64_t first_row,
+                          int64_t dim) = nullptr;
   // ---- optimizer steps, in place on contiguous float tensors of one
   // shape and dtype (undefined state tensors: that feature is off) ----
   void (*sgd_step)(const Tensor& param,

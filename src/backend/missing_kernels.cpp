@@ -49,6 +49,7 @@ namespace {
   X(normal)                    \
   X(randint)                   \
   X(bernoulli)                 \
+  X(bernoulli_keyed)           \
   X(sgd_step)                  \
   X(adam_step)                 \
   X(rmsprop_step)              \

@@ -2,11 +2,15 @@
 // the expected value is unchanged.
 //
 // The output is x * mask with mask = bernoulli(1 - p) / (1 - p), so mul's
-// backward gives the gradient g * mask without a node of our own.
+// backward gives the gradient g * mask without a node of our own. Inside a
+// SampleKeys scope (invariant mode) the mask is keyed by sample instead of
+// drawn from the default generator (core/sample_keys.h).
 #include "tandem/ops/activation.h"
 
 #include "ops/op_utils.h"
 #include "tandem/core/generator.h"
+#include "tandem/core/sample_keys.h"
+#include "tandem/core/wrap_dim.h"
 #include "tandem/ops/elementwise.h"
 
 namespace tandem {
@@ -22,7 +26,19 @@ Tensor dropout(const Tensor& x, double p, bool train) {
   if (p == 1) return mul(x, 0.0);
   Tensor mask = detail::make_empty(x.sizes(), x.dtype(), x.device());
   const auto& kernels = detail::kernels_for(mask);
-  kernels.bernoulli(mask, 1 - p, default_generator());
+  if (SampleKeys* keys = SampleKeys::current()) {
+    TANDEM_CHECK(x.dim() > 0,
+                 "dropout: a sample-keyed mask (invariant mode) needs the batch dim ",
+                 keys->dim(),
+                 ", but the input is 0-dimensional");
+    kernels.bernoulli_keyed(mask,
+                            1 - p,
+                            keys->next_key(),
+                            keys->first_row(),
+                            wrap_dim(keys->dim(), x.dim(), "dropout"));
+  } else {
+    kernels.bernoulli(mask, 1 - p, default_generator());
+  }
   kernels.unary(backend::UnaryOp::MulScalar, mask, mask, 1 / (1 - p), 0);
   return mul(x, mask);
 }

@@ -17,17 +17,22 @@ std::vector<TensorTree> scatter_inputs(const TensorTree& inputs,
   return scatter(inputs, devices, dim);
 }
 
-PlannedScatter scatter_planned(const TensorTree& inputs,
-                               const std::vector<Device>& devices,
-                               CutPlan& plan,
-                               int64_t dim) {
+int64_t batch_rows(const TensorTree& inputs,
+                   const std::vector<Device>& devices,
+                   int64_t dim) {
   const std::vector<Tensor> leaves = inputs.tensors();
   const auto first = std::find_if(
       leaves.begin(), leaves.end(), [](const Tensor& t) { return t.defined(); });
   // scatter() names a 0-dimensional input.
   if (first != leaves.end() && first->dim() == 0) scatter(inputs, devices, dim);
-  const int64_t rows =
-      first == leaves.end() ? 0 : first->size(wrap_dim(dim, first->dim(), "scatter"));
+  return first == leaves.end() ? 0 : first->size(wrap_dim(dim, first->dim(), "scatter"));
+}
+
+PlannedScatter scatter_planned(const TensorTree& inputs,
+                               const std::vector<Device>& devices,
+                               CutPlan& plan,
+                               int64_t dim) {
+  const int64_t rows = batch_rows(inputs, devices, dim);
   if (rows == 0)
     return {{devices.front()}, scatter_inputs(inputs, {devices.front()}, dim)};
   const std::vector<int64_t> cut = plan.next(rows);

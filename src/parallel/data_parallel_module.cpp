@@ -20,13 +20,21 @@ DataParallelImpl::DataParallelImpl(std::shared_ptr<Module> module,
       device_ids_.emplace_back(kCUDA, static_cast<int>(i));
     }
   }
+  TANDEM_CHECK(
+      !options.invariant() || !device_ids_.empty(),
+      "DataParallel: invariant mode needs device_ids (there is no CUDA device to "
+      "default to)");
+  TANDEM_CHECK(
+      options.micro_batch() > 0,
+      "DataParallelOptions::micro_batch: expected a positive number of rows, got ",
+      options.micro_batch());
   if (device_ids_.empty()) return;
   output_device_ = options.output_device().value_or(device_ids_.front());
-  if (device_ids_.size() == 1) {
-    module_->to(device_ids_.front());
-  } else {
+  if (device_ids_.size() == 1) module_->to(device_ids_.front());
+  if (device_ids_.size() > 1 || options.invariant()) {
     cut_plan_.emplace(device_ids_, options.balance(), options.shares());
   }
+  if (options.invariant()) micro_batch_ = options.micro_batch();
 }
 
 std::vector<double> DataParallelImpl::shares() const {
@@ -52,6 +60,17 @@ void DataParallelImpl::check_placement() const {
 parallel::TensorTree DataParallelImpl::forward(const parallel::TensorTree& input) {
   if (device_ids_.empty()) return forward_(*module_, input);
   check_placement();
+  if (micro_batch_) {
+    return parallel::detail::micro_batch_apply(module_,
+                                               forward_,
+                                               input,
+                                               device_ids_,
+                                               *cut_plan_,
+                                               *micro_batch_,
+                                               *output_device_,
+                                               dim_,
+                                               &replicas_);
+  }
   if (device_ids_.size() == 1) {
     return forward_(*module_,
                     parallel::detail::scatter_inputs(input, device_ids_, dim_).front());

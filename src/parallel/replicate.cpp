@@ -168,7 +168,8 @@ tensor_list recorded_sum(const std::vector<std::vector<Tensor>>& per_replica,
 // copies on each replica, device-major; backward sums each original's
 // gradients over the replicas onto the original's device.
 void record_broadcast(const Distinct& originals,
-                      std::vector<detail::Replica*>& replicas) {
+                      std::vector<detail::Replica*>& replicas,
+                      detail::GradientSum sum) {
   std::vector<Tensor> inputs;
   std::vector<size_t> input_of(originals.tensors.size(), SIZE_MAX);
   for (size_t u = 0; u < originals.tensors.size(); ++u) {
@@ -202,7 +203,7 @@ void record_broadcast(const Distinct& originals,
       "BroadcastBackward",
       inputs,
       outputs,
-      [n, m, destination, meta = std::move(meta)](tensor_list& grads) {
+      [n, m, destination, sum, meta = std::move(meta)](tensor_list& grads) {
         tensor_list all = detail::zeros_for_missing(std::move(grads), meta);
         std::vector<std::vector<Tensor>> per_replica(n);
         for (size_t j = 0; j < n; ++j) {
@@ -210,6 +211,8 @@ void record_broadcast(const Distinct& originals,
                                 std::make_move_iterator(all.begin() + (j + 1) * m));
         }
         all.clear();
+        if (sum == detail::GradientSum::kPairwiseTree)
+          return detail::reduce_add_tree(std::move(per_replica), destination);
         if (GradMode::is_enabled()) return recorded_sum(per_replica, destination);
         return detail::reduce_add_consuming(std::move(per_replica), destination);
       });
@@ -224,7 +227,8 @@ namespace detail {
 std::vector<std::shared_ptr<nn::Module>> replicate_module(
     const std::shared_ptr<nn::Module>& module,
     const std::vector<Device>& devices,
-    ReplicaCache* cache) {
+    ReplicaCache* cache,
+    GradientSum sum) {
   TANDEM_CHECK(module != nullptr, "replicate: the module is null");
   if (devices.empty()) return {};
   const profiler::Span span("parallel", "replicate", devices.front());
@@ -241,7 +245,7 @@ std::vector<std::shared_ptr<nn::Module>> replicate_module(
   const Distinct originals = distinct_tensors(layout.tensors);
   refresh_tensors(originals, layout.num_parameters, replicas, devices);
   for (Replica* r : replicas) copy_training_flags(layout, r->layout);
-  record_broadcast(originals, replicas);
+  record_broadcast(originals, replicas, sum);
 
   std::vector<std::shared_ptr<nn::Module>> result;
   for (Replica* r : replicas) result.push_back(r->module);

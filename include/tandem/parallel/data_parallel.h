@@ -88,6 +88,12 @@ std::vector<TensorTree> scatter_inputs(const TensorTree& inputs,
                                        const std::vector<Device>& devices,
                                        int64_t dim);
 
+/// The size along `dim` of the first defined tensor of `inputs` (0 when
+/// there is none); scatter's error for a 0-dimensional one.
+int64_t batch_rows(const TensorTree& inputs,
+                   const std::vector<Device>& devices,
+                   int64_t dim);
+
 /// The input cut by `plan` (cut_plan.h): the devices that got rows and
 /// their pieces; a tree without tensors, or an empty batch, goes whole to
 /// devices[0].
@@ -109,6 +115,22 @@ TensorTree replicate_apply_gather(const std::shared_ptr<nn::Module>& module,
                                   Device output_device,
                                   int64_t dim,
                                   ReplicaCache* cache);
+
+/// Invariant mode's forward (Note [Invariant mode] in micro_batches.cpp):
+/// `input` cut along `dim` into micro-batches of `micro_batch` rows, which
+/// `plan` hands out whole to `devices` (it counts micro-batches), one
+/// replica each (from `cache`), run with sample-keyed masks and gathered
+/// onto `output_device` in micro-batch order. Refuses a module that
+/// normalises over the batch.
+TensorTree micro_batch_apply(const std::shared_ptr<nn::Module>& module,
+                             const Forward& forward,
+                             const TensorTree& input,
+                             const std::vector<Device>& devices,
+                             CutPlan& plan,
+                             int64_t micro_batch,
+                             Device output_device,
+                             int64_t dim,
+                             ReplicaCache* cache);
 
 TensorTree data_parallel(const std::shared_ptr<nn::Module>& module,
                          const Forward& forward,

@@ -21,6 +21,8 @@
 //   share rounds to no rows sits the step out. Whatever the cut, backward
 //   leaves the whole batch's gradient: the loss is taken on the gathered
 //   output.
+// - invariant(true) makes the result independent of the devices and the
+//   cut (Note [Invariant mode] in parallel/micro_batches.cpp).
 //
 //   namespace nn = tandem::nn;
 //   nn::DataParallel dp(nn::Linear(5, 2),
@@ -32,6 +34,11 @@
 //   nn::DataParallel uneven(model, nn::DataParallelOptions()
 //                                      .device_ids({"cpu:0", "cpu:1"})
 //                                      .balance(nn::Balance::kAuto));
+//
+//   // The same weights, bit for bit, on {cpu:0} or {cpu:0, ..., cpu:3}:
+//   nn::DataParallel same(model, nn::DataParallelOptions()
+//                                    .device_ids({"cpu:0", "cpu:1"})
+//                                    .invariant(true));
 #pragma once
 
 #include <cstdint>
@@ -81,6 +88,25 @@ class DataParallelOptions {
     balance_ = value;
     return *this;
   }
+  /// Invariant mode: the weights a training run reaches are bitwise the
+  /// same for every device list, share and balance, at the same batch,
+  /// seed and dtype. Each batch is cut into micro-batches of micro_batch()
+  /// rows, the cut handing whole micro-batches to the devices; gradients
+  /// are summed in one fixed tree over the micro-batch index; dropout masks
+  /// are keyed by sample. A module that normalises over the batch
+  /// (BatchNorm while training) is refused. See Note [Invariant mode] in
+  /// parallel/micro_batches.cpp.
+  DataParallelOptions& invariant(bool value) {
+    invariant_ = value;
+    return *this;
+  }
+  /// Rows per micro-batch in invariant mode (default 32; the last one of a
+  /// batch may be shorter). The bits depend on it: keep it fixed across
+  /// the runs you compare.
+  DataParallelOptions& micro_batch(int64_t rows) {
+    micro_batch_ = rows;
+    return *this;
+  }
 
   const std::optional<std::vector<Device>>& device_ids() const noexcept {
     return device_ids_;
@@ -89,6 +115,8 @@ class DataParallelOptions {
   int64_t dim() const noexcept { return dim_; }
   const std::optional<std::vector<double>>& shares() const noexcept { return shares_; }
   Balance balance() const noexcept { return balance_; }
+  bool invariant() const noexcept { return invariant_; }
+  int64_t micro_batch() const noexcept { return micro_batch_; }
 
  private:
   std::optional<std::vector<Device>> device_ids_;
@@ -96,6 +124,8 @@ class DataParallelOptions {
   int64_t dim_ = 0;
   std::optional<std::vector<double>> shares_;
   Balance balance_ = Balance::kEven;
+  bool invariant_ = false;
+  int64_t micro_batch_ = 32;
 };
 
 class DataParallelImpl : public Module {
@@ -123,6 +153,8 @@ class DataParallelImpl : public Module {
   /// Unset when device_ids() is empty.
   const std::optional<Device>& output_device() const noexcept { return output_device_; }
   int64_t dim() const noexcept { return dim_; }
+  /// Rows per micro-batch when in invariant mode, else nullopt.
+  std::optional<int64_t> micro_batch() const noexcept { return micro_batch_; }
   /// How each batch is cut over device_ids(), as fractions that sum to 1
   /// (under kAuto, as the measured speeds have moved them so far).
   std::vector<double> shares() const;
@@ -141,7 +173,10 @@ class DataParallelImpl : public Module {
   std::vector<Device> device_ids_;
   std::optional<Device> output_device_;
   int64_t dim_ = 0;
-  std::optional<parallel::CutPlan> cut_plan_;  // set when device_ids() has several
+  // Set when device_ids() has several, or in invariant mode (then counting
+  // micro-batches, not rows).
+  std::optional<parallel::CutPlan> cut_plan_;
+  std::optional<int64_t> micro_batch_;  // set in invariant mode
   parallel::ReplicaCache replicas_;
 };
 

@@ -48,12 +48,18 @@ class ReplicaCache;
 
 namespace detail {
 struct CachedReplicas;
+/// How backward adds the replicas' gradients onto the original: in replica
+/// order, ((g0 + g1) + g2) + ... (PyTorch's), or in one fixed pairwise tree
+/// over the replica index (invariant mode, Note [Invariant mode] in
+/// parallel/micro_batches.cpp).
+enum class GradientSum { kInOrder, kPairwiseTree };
 /// replicate() for any module type: the replicas (the module's dynamic
 /// type), from `cache` when one is given.
 std::vector<std::shared_ptr<nn::Module>> replicate_module(
     const std::shared_ptr<nn::Module>& module,
     const std::vector<Device>& devices,
-    ReplicaCache* cache);
+    ReplicaCache* cache,
+    GradientSum sum = GradientSum::kInOrder);
 }  // namespace detail
 
 /// The replicas of one module, kept between replicate() calls (see above).
@@ -71,7 +77,10 @@ class ReplicaCache {
 
  private:
   friend std::vector<std::shared_ptr<nn::Module>> detail::replicate_module(
-      const std::shared_ptr<nn::Module>&, const std::vector<Device>&, ReplicaCache*);
+      const std::shared_ptr<nn::Module>&,
+      const std::vector<Device>&,
+      ReplicaCache*,
+      detail::GradientSum);
   std::unique_ptr<detail::CachedReplicas> replicas_;
 };
 

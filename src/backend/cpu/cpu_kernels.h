@@ -132,6 +132,8 @@ void uniform(const Tensor& out, double from, double to, Generator& gen);
 void normal(const Tensor& out, double mean, double std, Generator& gen);
 void randint(const Tensor& out, int64_t low, int64_t high, Generator& gen);
 void bernoulli(const Tensor& out, double p, Generator& gen);
+void bernoulli_keyed(
+    const Tensor& out, double p, uint64_t key, int64_t first_row, int64_t dim);
 void sgd_step(const Tensor& param,
               const Tensor& grad,
               const Tensor& momentum_buffer,

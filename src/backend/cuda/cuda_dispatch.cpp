@@ -45,6 +45,7 @@ const Kernels* cuda_kernel_table() {
     k.normal = cuda::normal;
     k.randint = cuda::randint;
     k.bernoulli = cuda::bernoulli;
+    k.bernoulli_keyed = cuda::bernoulli_keyed;
     k.sgd_step = cuda::sgd_step;
     k.adam_step = cuda::adam_step;
     k.rmsprop_step = cuda::rmsprop_step;

@@ -9,7 +9,7 @@
 
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/loops.cuh"
-#include "backend/cuda/philox.cuh"
+#include "backend/philox.h"
 #include "core/empty_tensor.h"
 
 namespace tandem::backend::cuda {
@@ -112,6 +112,25 @@ void bernoulli_typed(const Tensor& out, double p, Generator& gen) {
   });
 }
 
+template <typename T>
+__global__ void bernoulli_keyed_kernel(T* out,
+                                       int64_t n,
+                                       double p,
+                                       uint64_t key,
+                                       int64_t first_row,
+                                       int64_t rows,
+                                       int64_t outer,
+                                       int64_t inner) {
+  for (int64_t e = grid_index(); e < n; e += grid_stride()) {
+    const int64_t i = e % inner;
+    const int64_t r = (e / inner) % rows;
+    const int64_t o = e / (inner * rows);
+    const uint64_t c = sample_keyed_index(o, first_row + r, i, outer, inner);
+    out[e] =
+        static_cast<T>(keyed_bernoulli(philox(counter_of(c / 4), key), c, p) ? 1 : 0);
+  }
+}
+
 }  // namespace
 
 void uniform(const Tensor& out, double from, double to, Generator& gen) {
@@ -133,6 +152,24 @@ void randint(const Tensor& out, int64_t low, int64_t high, Generator& gen) {
 
 void bernoulli(const Tensor& out, double p, Generator& gen) {
   dispatch_dtype(out.dtype(), [&]<typename T>() { bernoulli_typed<T>(out, p, gen); });
+}
+
+// The CPU kernel's formula (Note [Sample-keyed masks] in
+// backend/cpu/random.cpp), one element a thread.
+void bernoulli_keyed(
+    const Tensor& out, double p, uint64_t key, int64_t first_row, int64_t dim) {
+  cudaStream_t stream = prepare(out);
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const int64_t rows = out.size(dim);
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= out.size(d);
+  const int64_t inner = n / (outer * rows);
+  dispatch_dtype(out.dtype(), [&]<typename T>() {
+    bernoulli_keyed_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
+        out.data_ptr<T>(), n, p, key, first_row, rows, outer, inner);
+  });
+  TANDEM_CUDA_CHECK_LAUNCH("sample-keyed bernoulli");
 }
 
 }  // namespace tandem::backend::cuda

@@ -18,6 +18,7 @@
 #include <ostream>
 
 #include "tandem/core/tensor.h"
+#include "tandem/nn/batch_statistics.h"
 #include "tandem/nn/cloneable.h"
 #include "tandem/nn/module_holder.h"
 #include "tandem/nn/options/batch_norm.h"
@@ -27,7 +28,7 @@ namespace tandem::nn {
 /// The parameters, buffers and forward that BatchNorm1d and BatchNorm2d
 /// share; they differ only in the input ranks they accept.
 template <typename Derived>
-class BatchNormImplBase : public Cloneable<Derived> {
+class BatchNormImplBase : public Cloneable<Derived>, public BatchStatistics {
  public:
   explicit BatchNormImplBase(const BatchNormOptions& options);
 
@@ -40,6 +41,10 @@ class BatchNormImplBase : public Cloneable<Derived> {
   void reset_parameters();
   void pretty_print(std::ostream& stream) const override;
   Tensor forward(const Tensor& input);
+  /// While training, or always without running statistics.
+  bool uses_batch_statistics() const override {
+    return this->is_training() || !options.track_running_stats();
+  }
 
   BatchNormOptions options;
   /// [C]; undefined unless options.affine().

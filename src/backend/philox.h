@@ -1,9 +1,10 @@
-// Private: the Philox-4x32-10 counter-based generator (Salmon, Moraes, Dror
-// and Shaw, "Parallel Random Numbers: As Easy as 1, 2, 3", SC 2011). A
-// block of 128 random bits is a pure function of a 128-bit counter and a
-// 64-bit key, so every element of a random fill computes its own bits from
-// its index, whatever the launch shape. Host and device code both compile
-// it (the host runs the known-answer tests).
+// Private to the backends: the Philox-4x32-10 counter-based generator
+// (Salmon, Moraes, Dror and Shaw, "Parallel Random Numbers: As Easy as 1, 2,
+// 3", SC 2011). A block of 128 random bits is a pure function of a 128-bit
+// counter and a 64-bit key, so every element of a random fill computes its
+// own bits from its index, whatever the launch shape or thread count. Host
+// and device code both compile it: the CUDA random fills and both backends'
+// sample-keyed masks use it, and tests/backend checks its known answers.
 //
 //   PhiloxBlock r = philox(counter_of(j), key);  // r.w[0..3]
 #pragma once
@@ -16,7 +17,7 @@
 #define TANDEM_HOST_DEVICE inline
 #endif
 
-namespace tandem::backend::cuda {
+namespace tandem::backend {
 
 struct PhiloxBlock {
   uint32_t w[4];
@@ -85,6 +86,26 @@ TANDEM_HOST_DEVICE double uniform01(uint64_t bits) {
   return static_cast<double>(bits >> 11) * 0x1.0p-53;
 }
 
-}  // namespace tandem::backend::cuda
+/// The Philox counter of element `c` of a sample-keyed fill (Note [Sample-
+/// keyed masks] in backend/cpu/random.cpp): element (o, r, i) of a tensor
+/// seen as [outer, rows, inner] around its sample dim, where row r is
+/// sample first_row + r of the whole batch. Four elements share a block.
+TANDEM_HOST_DEVICE uint64_t sample_keyed_index(
+    int64_t o, int64_t global_row, int64_t i, int64_t outer, int64_t inner) {
+  return (static_cast<uint64_t>(global_row) * static_cast<uint64_t>(outer) +
+          static_cast<uint64_t>(o)) *
+             static_cast<uint64_t>(inner) +
+         static_cast<uint64_t>(i);
+}
+
+/// Word `index % 4` of block `index / 4` under `key` as a draw in [0, 1)
+/// (32 bits are plenty for a Bernoulli draw), below `p` or not.
+TANDEM_HOST_DEVICE bool keyed_bernoulli(const PhiloxBlock& block,
+                                        uint64_t index,
+                                        double p) {
+  return static_cast<double>(block.w[index % 4]) * 0x1.0p-32 < p;
+}
+
+}  // namespace tandem::backend
 
 #undef TANDEM_HOST_DEVICE

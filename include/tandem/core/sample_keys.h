@@ -1,0 +1,44 @@
+// Sample-keyed random masks. While a SampleKeys scope is alive on a thread,
+// a random mask drawn over a batch (dropout's) takes each sample's numbers
+// from a counter-based stream keyed by the scope's seed, the draw's number
+// within the scope and the sample's index in the whole batch, instead of
+// from the default generator. nn::DataParallel's invariant mode opens one
+// around each micro-batch's forward, so a sample gets the same mask
+// whichever device, micro-batch or thread computes it (Note [Sample-keyed
+// masks] in backend/cpu/random.cpp).
+//
+//   tandem::SampleKeys keys(seed, /*first_row=*/64, /*dim=*/0);
+//   auto y = tandem::dropout(x, 0.5, true);  // x's rows are samples 64, 65, ...
+#pragma once
+
+#include <cstdint>
+
+namespace tandem {
+
+class SampleKeys {
+ public:
+  /// Rows along `dim` of the tensors drawn over are the samples first_row,
+  /// first_row + 1, ... of the batch.
+  SampleKeys(uint64_t seed, int64_t first_row, int64_t dim) noexcept;
+  ~SampleKeys();
+  SampleKeys(const SampleKeys&) = delete;
+  SampleKeys& operator=(const SampleKeys&) = delete;
+
+  /// The innermost scope alive on this thread, or null.
+  static SampleKeys* current() noexcept;
+
+  /// The key of the scope's next draw: the n-th draw of every scope with
+  /// the same seed gets the same key.
+  uint64_t next_key() noexcept;
+  int64_t first_row() const noexcept { return first_row_; }
+  int64_t dim() const noexcept { return dim_; }
+
+ private:
+  uint64_t seed_;
+  int64_t first_row_;
+  int64_t dim_;
+  uint64_t draws_ = 0;
+  SampleKeys* previous_;
+};
+
+}  // namespace tandem

@@ -1,0 +1,350 @@
+// Invariant mode (issue 18): training reaches bitwise the same weights and
+// optimizer state on any device list, with even, uneven or auto shares, at
+// the same global batch, seed and dtype (Note [Invariant mode] in
+// src/parallel/micro_batches.cpp).
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "parallel/parallel_testing.h"
+
+namespace {
+
+namespace nn = tandem::nn;
+namespace F = tandem::nn::functional;
+namespace optim = tandem::optim;
+using tandem::Device;
+using tandem::Tensor;
+using tandem::testing::cpu_devices;
+using tandem::testing::throws_with;
+
+// One way to run the devices.
+struct DeviceSetup {
+  std::string name;
+  std::vector<Device> devices;
+  std::optional<std::vector<double>> shares;
+  nn::Balance balance = nn::Balance::kEven;
+};
+
+std::vector<DeviceSetup> setups() {
+  return {
+      {"cpu:0", cpu_devices(1)},
+      {"cpu:0,1 even", cpu_devices(2)},
+      {"cpu:0,1 shares 3,1", cpu_devices(2), std::vector<double>{3, 1}},
+      {"cpu:0,1 auto", cpu_devices(2), std::nullopt, nn::Balance::kAuto},
+      {"cpu:0..2 even", cpu_devices(3)},
+      {"cpu:0..2 shares 1,0,2", cpu_devices(3), std::vector<double>{1, 0, 2}},
+      {"cpu:0..3 even", cpu_devices(4)},
+      {"cpu:0..3 shares 4,3,2,1", cpu_devices(4), std::vector<double>{4, 3, 2, 1}},
+      {"cpu:0..3 auto from 1,2,3,4",
+       cpu_devices(4),
+       std::vector<double>{1, 2, 3, 4},
+       nn::Balance::kAuto},
+  };
+}
+
+nn::DataParallelOptions invariant_on(const DeviceSetup& s, int64_t micro_batch) {
+  auto options = nn::DataParallelOptions()
+                     .device_ids(s.devices)
+                     .balance(s.balance)
+                     .invariant(true)
+                     .micro_batch(micro_batch);
+  if (s.shares) options.shares(*s.shares);
+  return options;
+}
+
+enum class Optimizer { kSgdMomentum, kAdam };
+
+std::unique_ptr<optim::Optimizer> make_optimizer(Optimizer which,
+                                                 std::vector<Tensor> params) {
+  if (which == Optimizer::kSgdMomentum) {
+    return std::make_unique<optim::SGD>(std::move(params),
+                                        optim::SGDOptions(0.05).momentum(0.9));
+  }
+  return std::make_unique<optim::Adam>(std::move(params), optim::AdamOptions(1e-2));
+}
+
+// A classification task: a model, its inputs for `rows` samples, classes.
+struct Task {
+  std::string name;
+  std::function<nn::Sequential()> make;
+  std::function<Tensor(tandem::Generator&, int64_t rows)> inputs;
+  int64_t classes;
+  int64_t batch;  // not a multiple of 2, 3, 4 or the micro-batch
+};
+
+// The model's parameters and the optimizer's state after 20 steps, by name.
+std::map<std::string, Tensor> train(const Task& task,
+                                    const std::function<Tensor(const Tensor&)>& forward,
+                                    nn::Module& trained,
+                                    Optimizer which) {
+  auto optimizer = make_optimizer(which, trained.parameters());
+  tandem::Generator data(11);
+  for (int step = 0; step < 20; ++step) {
+    const Tensor x = task.inputs(data, task.batch);
+    const Tensor y = tandem::randint(0, task.classes, {task.batch}, data);
+    optimizer->zero_grad();
+    F::cross_entropy(forward(x), y).backward();
+    optimizer->step();
+  }
+  std::map<std::string, Tensor> state;
+  for (const auto& p : trained.named_parameters()) state["param " + p.key()] = p.value();
+  for (const auto& [key, value] : optimizer->state_dict()) state["optim " + key] = value;
+  return state;
+}
+
+std::map<std::string, Tensor> train_data_parallel(const Task& task,
+                                                  const DeviceSetup& setup,
+                                                  Optimizer which) {
+  tandem::manual_seed(7);
+  nn::DataParallel dp(task.make(), invariant_on(setup, 8));
+  return train(
+      task, [&](const Tensor& x) { return dp(x); }, *dp, which);
+}
+
+// Every tensor of `got` has the bytes of the same tensor in `want`.
+::testing::AssertionResult same_bits(const std::map<std::string, Tensor>& want,
+                                     const std::map<std::string, Tensor>& got) {
+  if (want.size() != got.size()) {
+    return ::testing::AssertionFailure()
+           << want.size() << " tensors expected, " << got.size() << " found";
+  }
+  for (const auto& [name, w] : want) {
+    const auto it = got.find(name);
+    if (it == got.end()) return ::testing::AssertionFailure() << name << " is missing";
+    const Tensor a = w.contiguous();
+    const Tensor b = it->second.contiguous();
+    if (a.sizes() != b.sizes() || a.dtype() != b.dtype() ||
+        std::memcmp(a.data_ptr(), b.data_ptr(), a.nbytes()) != 0) {
+      return ::testing::AssertionFailure()
+             << name << " differs (max |difference| "
+             << (a.to(tandem::kFloat64) - b.to(tandem::kFloat64))
+                    .abs()
+                    .max()
+                    .item<double>()
+             << ")";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+Task mlp_with_dropout() {
+  return {"MLP with dropout",
+          [] {
+            return nn::Sequential(nn::Linear(20, 32),
+                                  nn::ReLU(),
+                                  nn::Dropout(0.3),
+                                  nn::Linear(32, 32),
+                                  nn::ReLU(),
+                                  nn::Linear(32, 5));
+          },
+          [](tandem::Generator& g, int64_t rows) {
+            return tandem::randn({rows, 20}, g);
+          },
+          5,
+          50};
+}
+
+Task cnn_without_batch_norm() {
+  return {"CNN without batch norm",
+          [] {
+            return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)),
+                                  nn::ReLU(),
+                                  nn::MaxPool2d(2),
+                                  nn::Conv2d(4, 6, 3),
+                                  nn::ReLU(),
+                                  nn::Flatten(),
+                                  nn::Dropout(0.2),
+                                  nn::Linear(6 * 2 * 2, 3));
+          },
+          [](tandem::Generator& g, int64_t rows) {
+            return tandem::randn({rows, 1, 8, 8}, g);
+          },
+          3,
+          37};
+}
+
+// The second seed's Model: one Linear(5, 2), batches of 30.
+Task tutorial_model() {
+  return {"the tutorial's Model",
+          [] { return nn::Sequential(nn::Linear(5, 2)); },
+          [](tandem::Generator& g, int64_t rows) {
+            return tandem::randn({rows, 5}, g);
+          },
+          2,
+          30};
+}
+
+class InvariantMode : public ::testing::TestWithParam<Optimizer> {};
+
+void expect_same_on_every_setup(const Task& task, Optimizer which) {
+  const auto reference = train_data_parallel(task, setups().front(), which);
+  for (const DeviceSetup& setup : setups()) {
+    EXPECT_TRUE(same_bits(reference, train_data_parallel(task, setup, which)))
+        << task.name << " on " << setup.name;
+  }
+}
+
+TEST_P(InvariantMode, MlpWithDropoutHasTheSameBitsOnEveryDeviceList) {
+  expect_same_on_every_setup(mlp_with_dropout(), GetParam());
+}
+
+TEST_P(InvariantMode, CnnHasTheSameBitsOnEveryDeviceList) {
+  expect_same_on_every_setup(cnn_without_batch_norm(), GetParam());
+}
+
+TEST_P(InvariantMode, TutorialModelHasTheSameBitsOnEveryDeviceList) {
+  expect_same_on_every_setup(tutorial_model(), GetParam());
+}
+
+// The first seed's DataParallelModel: block2 alone is wrapped, inside a
+// model that runs on cpu:0.
+struct SeedModelImpl : nn::Cloneable<SeedModelImpl> {
+  explicit SeedModelImpl(DeviceSetup setup) : setup(std::move(setup)) { reset(); }
+  void reset() override {
+    block1 = register_module("block1", nn::Linear(10, 20));
+    block2 = register_module(
+        "block2", nn::DataParallel(nn::Linear(20, 20), invariant_on(setup, 4)));
+    block3 = register_module("block3", nn::Linear(20, 20));
+  }
+  Tensor forward(const Tensor& x) { return block3(block2(block1(x))); }
+  DeviceSetup setup;
+  nn::Linear block1{nullptr};
+  nn::DataParallel block2{nullptr};
+  nn::Linear block3{nullptr};
+};
+TANDEM_MODULE(SeedModel);
+
+TEST_P(InvariantMode, SeedModelWithAWrappedBlockHasTheSameBitsOnEveryDeviceList) {
+  const Task task{"",
+                  nullptr,
+                  [](tandem::Generator& g, int64_t rows) {
+                    return tandem::randn({rows, 10}, g);
+                  },
+                  20,
+                  30};
+  auto run = [&](const DeviceSetup& setup) {
+    tandem::manual_seed(7);
+    SeedModel model(setup);
+    return train(
+        task, [&](const Tensor& x) { return model(x); }, *model, GetParam());
+  };
+  const auto reference = run(setups().front());
+  for (const DeviceSetup& setup : setups()) {
+    EXPECT_TRUE(same_bits(reference, run(setup))) << setup.name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers,
+                         InvariantMode,
+                         ::testing::Values(Optimizer::kSgdMomentum, Optimizer::kAdam),
+                         [](const auto& info) {
+                           return info.param == Optimizer::kSgdMomentum ? "SgdMomentum"
+                                                                        : "Adam";
+                         });
+
+TEST(InvariantMode, Float64TooAndTheGradientIsTheWholeBatchs) {
+  // Against the module alone on the whole batch: the same gradient up to
+  // rounding (the sums run in another order), in float64.
+  tandem::manual_seed(3);
+  auto model = nn::Sequential(nn::Linear(6, 8), nn::Tanh(), nn::Linear(8, 3));
+  model->to(tandem::kFloat64);
+  const Tensor x = tandem::randn({29, 6}, tandem::kFloat64);
+  const Tensor y = tandem::randint(0, 3, {29});
+  F::cross_entropy(model(x), y).backward();
+  std::vector<Tensor> want;
+  for (const Tensor& p : model->parameters()) want.push_back(p.grad().clone());
+  model->zero_grad();
+  nn::DataParallel dp(
+      model, invariant_on({"", cpu_devices(3), std::vector<double>{2, 1, 1}}, 4));
+  F::cross_entropy(dp(x), y).backward();
+  const auto params = model->parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_TRUE(tandem::testing::all_close(params[i].grad(), want[i], 1e-12, 1e-14));
+  }
+}
+
+// Records the rows of every forward call.
+struct RowsSeenImpl : nn::Cloneable<RowsSeenImpl> {
+  RowsSeenImpl() { reset(); }
+  void reset() override { fc = register_module("fc", nn::Linear(5, 2)); }
+  Tensor forward(const Tensor& x) {
+    std::lock_guard<std::mutex> lock(seen->mutex);
+    seen->rows.push_back(x.size(0));
+    return fc(x);
+  }
+  struct Seen {
+    std::mutex mutex;
+    std::vector<int64_t> rows;
+  };
+  nn::Linear fc{nullptr};
+  std::shared_ptr<Seen> seen = std::make_shared<Seen>();
+};
+TANDEM_MODULE(RowsSeen);
+
+TEST(InvariantMode, EveryCallSeesOneMicroBatchWhateverTheDevices) {
+  for (int n = 1; n <= 4; ++n) {
+    RowsSeen model;
+    nn::DataParallel dp(model, invariant_on({"", cpu_devices(n)}, 8));
+    EXPECT_EQ(dp(tandem::randn({30, 5})).sizes(), tandem::IntList({30, 2}));
+    std::vector<int64_t> rows = model->seen->rows;
+    std::sort(rows.begin(), rows.end());
+    EXPECT_EQ(rows, (std::vector<int64_t>{6, 8, 8, 8})) << n << " devices";
+  }
+}
+
+TEST(InvariantMode, RefusesBatchNormWhileTrainingNamingIt) {
+  auto model = nn::Sequential(nn::Linear(4, 6), nn::BatchNorm1d(6), nn::Linear(6, 2));
+  nn::DataParallel dp(model, invariant_on({"", cpu_devices(2)}, 4));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        dp(tandem::randn({10, 4}));
+      },
+      "DataParallel: invariant mode cannot run BatchNorm1d at '1' while "
+      "it normalises over the batch"));
+  model[1]->eval();
+  EXPECT_EQ(dp(tandem::randn({10, 4})).sizes(), tandem::IntList({10, 2}));
+}
+
+TEST(InvariantMode, BadMicroBatchIsAnError) {
+  EXPECT_TRUE(throws_with(
+      [&] {
+        nn::DataParallel(nn::Linear(2, 2),
+                         nn::DataParallelOptions()
+                             .device_ids(cpu_devices(2))
+                             .invariant(true)
+                             .micro_batch(0));
+      },
+      "DataParallelOptions::micro_batch: expected a positive number of rows, got 0"));
+}
+
+TEST(InvariantMode, DropoutMasksAreKeyedBySampleNotByCall) {
+  // Rows 4.. of a 10-row mask drawn at once equal a 6-row mask drawn with
+  // first_row 4; and two seeds give different masks.
+  const Tensor x = tandem::ones({10, 50});
+  auto draw = [&](uint64_t seed, int64_t first_row, const Tensor& input) {
+    tandem::SampleKeys keys(seed, first_row, 0);
+    return tandem::dropout(input, 0.5, true);
+  };
+  const Tensor whole = draw(1, 0, x);
+  const Tensor tail = draw(1, 4, x.narrow(0, 4, 6).contiguous());
+  EXPECT_TRUE(tandem::equal(whole.narrow(0, 4, 6), tail));
+  EXPECT_FALSE(tandem::equal(whole, draw(2, 0, x)));
+  const double kept = (whole != 0).to(tandem::kFloat64).mean().item<double>();
+  EXPECT_NEAR(kept, 0.5, 0.05);
+  // Batch on dim 1 (time-major): the same rule along that dim.
+  const Tensor t = tandem::ones({3, 10, 7});
+  auto draw_dim1 = [&](int64_t first_row, const Tensor& input) {
+    tandem::SampleKeys keys(5, first_row, 1);
+    return tandem::dropout(input, 0.5, true);
+  };
+  EXPECT_TRUE(tandem::equal(draw_dim1(0, t).narrow(1, 2, 8),
+                            draw_dim1(2, t.narrow(1, 2, 8).contiguous())));
+}
+
+}  // namespace
