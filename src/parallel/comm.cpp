@@ -1,6 +1,7 @@
 #include "tandem/parallel/comm.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "tandem/core/executor.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
+#include "tandem/parallel/replicate.h"
 
 namespace tandem::parallel {
 namespace {
@@ -90,15 +92,19 @@ Coalesced allocate_pieces(const std::vector<Tensor>& like,
 // computes it.
 constexpr int64_t kBlock = 1 << 15;
 
-// Sums out = sources[0] + sources[1] + ... (left to right), collected and
-// then run together, block by block.
+// Sums out = sources[0] + sources[1] + ... (left to right, or in the
+// pairwise tree of detail::reduce_add_tree), collected and then run
+// together, block by block.
 class BlockedSums {
  public:
   // `out` is contiguous and either fresh or sources[0] itself (then only
   // the others are added); one fresh source makes a copy.
-  void add(const Tensor& out, const std::vector<Tensor>& sources) {
+  void add(const Tensor& out,
+           const std::vector<Tensor>& sources,
+           detail::GradientSum order = detail::GradientSum::kInOrder) {
     Sum sum;
-    sum.out_is_first = sources[0].unsafe_impl() == out.unsafe_impl();
+    sum.tree = order == detail::GradientSum::kPairwiseTree;
+    sum.out_is_first = !sum.tree && sources[0].unsafe_impl() == out.unsafe_impl();
     sum.out = out.view({-1});
     for (const Tensor& s : sources) {
       sum.sources.push_back(detail::readable_on(s, out.device()).detach().reshape({-1}));
@@ -131,6 +137,7 @@ class BlockedSums {
     Tensor out;                   // flat
     std::vector<Tensor> sources;  // flat, readable on out's device
     bool out_is_first = false;
+    bool tree = false;
   };
   struct Block {
     size_t sum;
@@ -141,10 +148,31 @@ class BlockedSums {
   void run_block(const Block& b) const {
     const Sum& sum = sums_[b.sum];
     Tensor out = sum.out.narrow(0, b.start, b.length);
+    if (sum.tree) return tree_block(sum, b, 0, sum.sources.size(), out);
     if (!sum.out_is_first) out.copy_(sum.sources[0].narrow(0, b.start, b.length));
     for (size_t j = 1; j < sum.sources.size(); ++j) {
       out.add_(sum.sources[j].narrow(0, b.start, b.length));
     }
+  }
+
+  // out = the tree's sum of sources [lo, hi) over block b: the left subtree
+  // is the largest power of two of leaves short of the whole, which is the
+  // level-by-level pairing's tree (Note [Invariant mode]).
+  void tree_block(const Sum& sum, const Block& b, size_t lo, size_t hi, Tensor& out) const {
+    const auto leaf = [&](size_t j) { return sum.sources[j].narrow(0, b.start, b.length); };
+    if (hi - lo == 1) {
+      out.copy_(leaf(lo));
+      return;
+    }
+    const size_t mid = lo + (std::bit_ceil(hi - lo) >> 1);
+    tree_block(sum, b, lo, mid, out);
+    if (hi - mid == 1) {
+      out.add_(leaf(mid));
+      return;
+    }
+    Tensor right = empty_like(out);
+    tree_block(sum, b, mid, hi, right);
+    out.add_(right);
   }
 
   std::vector<Sum> sums_;
@@ -425,6 +453,40 @@ std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>&
 }
 
 namespace detail {
+
+std::vector<Tensor> reduce_add_tree(std::vector<std::vector<Tensor>>&& inputs,
+                                    Device destination) {
+  check_reduce_inputs(inputs);
+  std::vector<Tensor> result;
+  if (GradMode::is_enabled()) {
+    // create_graph: recorded copies and adds, so the sum can be
+    // differentiated again; the same tree, the same values.
+    for (size_t i = 0; i < inputs[0].size(); ++i) {
+      std::vector<Tensor> level;
+      for (auto& input : inputs) level.push_back(input[i].to(destination));
+      while (level.size() > 1) {
+        std::vector<Tensor> up;
+        for (size_t j = 0; j + 1 < level.size(); j += 2) up.push_back(level[j] + level[j + 1]);
+        if (level.size() % 2 == 1) up.push_back(std::move(level.back()));
+        level = std::move(up);
+      }
+      result.push_back(std::move(level.front()));
+    }
+    return result;
+  }
+  {
+    BlockedSums sums;
+    for (size_t i = 0; i < inputs[0].size(); ++i) {
+      std::vector<Tensor> replicas;
+      for (const auto& input : inputs) replicas.push_back(input[i]);
+      result.push_back(empty(inputs[0][i].sizes(),
+                             TensorOptions(inputs[0][i].dtype()).device(destination)));
+      sums.add(result.back(), replicas, GradientSum::kPairwiseTree);
+    }
+    sums.run(reduction_helpers(inputs, destination));
+  }
+  return result;
+}
 
 std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inputs,
                                          Device destination) {

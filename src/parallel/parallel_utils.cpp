@@ -5,8 +5,6 @@
 
 #include "tandem/core/error.h"
 #include "tandem/core/storage.h"
-#include "tandem/graph/grad_mode.h"
-#include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::parallel::detail {
@@ -20,32 +18,6 @@ Tensor readable_on(const Tensor& src, Device device) {
                                    src.sizes(),
                                    src.strides(),
                                    src.storage_offset()));
-}
-
-std::vector<Tensor> reduce_add_tree(std::vector<std::vector<Tensor>>&& inputs,
-                                    Device destination) {
-  TANDEM_INTERNAL_ASSERT(!inputs.empty(), "reduce_add_tree: no replicas");
-  // Under create_graph the moves are recorded copies; otherwise logical CPU
-  // devices' gradients are read where they are.
-  const bool recorded = GradMode::is_enabled();
-  std::vector<Tensor> sums;
-  for (size_t i = 0; i < inputs.front().size(); ++i) {
-    std::vector<Tensor> level;
-    for (auto& replica : inputs) {
-      Tensor& g = replica[i];
-      level.push_back(recorded ? g.to(destination) : readable_on(g, destination));
-      g = Tensor();
-    }
-    while (level.size() > 1) {
-      std::vector<Tensor> up;
-      for (size_t j = 0; j + 1 < level.size(); j += 2)
-        up.push_back(add(level[j], level[j + 1]));
-      if (level.size() % 2 == 1) up.push_back(std::move(level.back()));
-      level = std::move(up);
-    }
-    sums.push_back(std::move(level.front()));
-  }
-  return sums;
 }
 
 std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,
