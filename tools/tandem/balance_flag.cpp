@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "options.h"
 #include "tandem/core/error.h"
 
 namespace tandem::cli {
@@ -56,6 +57,34 @@ Balancing parse_balance(const std::string& value, size_t devices) {
     throw UsageError(e.what());
   }
   return {parallel::Balance::kEven, std::move(weights)};
+}
+
+void add_invariant_flags(CLI::App& command, InvariantFlags& flags) {
+  command.add_flag("--invariant",
+                   flags.on,
+                   "the same weights, bit for bit, on any --devices list and --balance "
+                   "(fixed micro-batches; slower)");
+  command
+      .add_option("--micro-batch",
+                  flags.micro_batch,
+                  "rows per micro-batch in invariant mode (default 32; alone it turns "
+                  "invariant mode on, 0 off)")
+      ->check(whole_number(0));
+}
+
+int64_t parse_invariant(const InvariantFlags& flags, bool distributed) {
+  const int64_t rows = flags.micro_batch.value_or(flags.on ? 32 : 0);
+  if (flags.on && rows == 0) {
+    throw UsageError(
+        "--invariant: --micro-batch 0 turns invariant mode off; give the rows per "
+        "micro-batch (at least 1), or leave --invariant out");
+  }
+  if (rows > 0 && distributed) {
+    throw UsageError(
+        "--invariant: invariant mode runs DataParallel over the --devices of one "
+        "process; under mpirun (DistributedDataParallel) it is not available yet");
+  }
+  return rows;
 }
 
 std::string shares_text(const std::vector<double>& shares) {

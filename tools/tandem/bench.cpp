@@ -66,6 +66,7 @@ struct BenchFlags {
   std::optional<int64_t> batch_size;
   std::string devices = "cpu:0";
   std::string balance = "even";
+  InvariantFlags invariant;
   int64_t steps = 50;
   int64_t warmup = 5;
   uint64_t seed = 0;
@@ -87,12 +88,14 @@ int run_bench(const BenchFlags& flags) {
   manual_seed(flags.seed);
   Workload work = make_workload(name, batch);
   const std::vector<Device> devices = parse_device_list(flags.devices);
+  Balancing balancing = parse_balance(flags.balance, devices.size());
+  balancing.micro_batch = parse_invariant(flags.invariant, group != nullptr);
   ModelOnDevices model(
       work.model,
       devices,
       group,
       nn::DistributedDataParallelOptions().overlap(flags.overlap == "on"),
-      parse_balance(flags.balance, devices.size()));
+      balancing);
   const RowRange mine = rows_of_this_process(group.get(), batch);  // of the global batch
   const Tensor input =
       work.input.narrow(0, mine.begin, mine.length).to(model.devices().front());
@@ -156,7 +159,7 @@ int run_bench(const BenchFlags& flags) {
       "\"steps\":%lld,\"warmup\":%lld,\"median_ms\":%.6g,\"min_ms\":%.6g,"
       "\"max_ms\":%.6g,\"samples_per_second\":%.1f,\"peak_rss_mib\":%.1f,"
       "\"peak_gpu_mib\":%.1f,\"processes\":%d,\"overlap\":%s,\"balance\":\"%s\","
-      "\"shares\":\"%s\"}",
+      "\"shares\":\"%s\",\"micro_batch\":%lld}",
       name.c_str(),
       static_cast<long long>(batch),
       model.device_list().c_str(),
@@ -172,7 +175,8 @@ int run_bench(const BenchFlags& flags) {
       group ? group->size() : 1,
       flags.overlap == "on" ? "true" : "false",
       flags.balance.c_str(),
-      shares_text(model.shares()).c_str());
+      shares_text(model.shares()).c_str(),
+      static_cast<long long>(balancing.micro_batch));
   std::cout << json << std::endl;
   return 0;
 }
@@ -196,6 +200,7 @@ Action bench_command(CLI::App& command) {
                   "devices, comma-separated (DataParallel over several)")
       ->check(device_list());
   add_balance_flag(command, flags->balance);
+  add_invariant_flags(command, flags->invariant);
   command.add_option("--steps", flags->steps, "timed steps")->check(whole_number(1));
   command.add_option("--warmup", flags->warmup, "untimed steps first")
       ->check(whole_number(0));

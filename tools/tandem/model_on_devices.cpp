@@ -75,10 +75,12 @@ ModelOnDevices::ModelOnDevices(nn::Sequential model,
     ddp_options.process_group(group_).balance(balancing_.balance);
     if (balancing_.shares) ddp_options.shares(*balancing_.shares);
     distributed_ = nn::DistributedDataParallel(model_, ddp_options);
-  } else if (devices_.size() > 1) {
+  } else if (devices_.size() > 1 || balancing_.micro_batch > 0) {
     nn::DataParallelOptions options;
     options.device_ids(devices_).balance(balancing_.balance);
     if (balancing_.shares) options.shares(*balancing_.shares);
+    if (balancing_.micro_batch > 0)
+      options.invariant(true).micro_batch(balancing_.micro_batch);
     parallel_ = nn::DataParallel(model_, options);
   }
 }

@@ -1,6 +1,7 @@
 // A model and the devices it runs on, as `tandem train` and `tandem eval`
-// use it: on one device the model itself; on several a DataParallel over
-// them (the batch split across the devices, outputs gathered on the first);
+// use it: on one device the model itself; on several, or in invariant mode,
+// a DataParallel over them (the batch split across the devices, outputs
+// gathered on the first);
 // in a process of a distributed run (a process group given), one device
 // and a DistributedDataParallel around the model for training forwards
 // (forwards without autograd, evaluation, call the model directly and

@@ -29,6 +29,7 @@ struct TrainFlags {
   std::string dtype = "float32";
   std::string devices;
   std::string balance = "even";
+  InvariantFlags invariant;
   std::optional<double> lr;  // default by optimizer
   std::string resume;
   ProfileFlags profile;
@@ -58,6 +59,7 @@ TrainConfig configured(const TrainFlags& flags, const distributed::ProcessGroup*
   // Under mpirun the shares are the processes'.
   config.balancing = parse_balance(
       flags.balance, group ? static_cast<size_t>(group->size()) : config.devices.size());
+  config.balancing.micro_batch = parse_invariant(flags.invariant, group != nullptr);
   if (group && !config.balancing.even() && config.workers > 0) {
     throw UsageError(
         "train: --balance " + flags.balance +
@@ -120,6 +122,7 @@ Action train_command(CLI::App& command) {
       ->check(one_of("model", model_names()));
   add_devices_flag(command, flags->devices);
   add_balance_flag(command, flags->balance);
+  add_invariant_flags(command, flags->invariant);
   command
       .add_option("--dtype",
                   flags->dtype,

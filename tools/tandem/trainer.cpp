@@ -174,7 +174,11 @@ class Run {
          << (group_ ? " in each of " + std::to_string(group_->size()) + " processes" : "")
          << ": " << train_.size() << " training and " << test_.size()
          << " test images from " << config_.data_dir << "; batch " << config_.batch_size;
-    if (config_.devices.size() > 1) out_ << " (" << per_device << " per device)";
+    if (config_.balancing.micro_batch > 0) {
+      out_ << " (invariant: micro-batches of " << config_.balancing.micro_batch << ")";
+    } else if (config_.devices.size() > 1) {
+      out_ << " (" << per_device << " per device)";
+    }
     if (group_) {
       out_ << " (" << config_.batch_size / group_->size()
            << (config_.batch_size % group_->size() ? "+" : "") << " per process)";
@@ -461,7 +465,8 @@ std::map<std::string, std::string> run_settings(const TrainConfig& config) {
           {"epochs", std::to_string(config.epochs)},
           {"batch_size", std::to_string(config.batch_size)},
           {"seed", std::to_string(config.seed)},
-          {"on_nonfinite", config.on_nonfinite}};
+          {"on_nonfinite", config.on_nonfinite},
+          {"micro_batch", std::to_string(config.balancing.micro_batch)}};
 }
 
 std::map<std::string, std::string> run_places(const TrainConfig& config) {

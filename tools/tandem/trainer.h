@@ -46,7 +46,7 @@ struct TrainConfig {
 
 /// The settings a checkpoint records, keyed by their flag's name with `_`
 /// for `-` (model, dtype, optimizer, lr, lr_schedule, epochs, batch_size,
-/// seed, on_nonfinite): everything the run's numbers depend on besides the
+/// seed, on_nonfinite, micro_batch): everything the run's numbers depend on besides the
 /// data and the devices. A resumed run takes them from its checkpoint.
 std::map<std::string, std::string> run_settings(const TrainConfig& config);
 
