@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "nn/functional/attention_impl.h"
 #include "tandem/core/error.h"
@@ -33,7 +34,10 @@ Tensor as_float_mask(const std::string& op,
                      const char* what,
                      const Tensor& mask,
                      ScalarType dtype) {
-  if (mask.dtype() == kBool || mask.dtype() == kByte) {
+  // A uint8 attn_mask is PyTorch's deprecated bool; a uint8
+  // key_padding_mask is an error there, and here.
+  const bool byte_as_bool = mask.dtype() == kByte && std::string(what) == "attn_mask";
+  if (mask.dtype() == kBool || byte_as_bool) {
     const Tensor blocked = mask.dtype() == kBool ? mask : ne(mask, 0);
     return where(
         blocked,
