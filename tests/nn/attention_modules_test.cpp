@@ -317,4 +317,19 @@ TEST(MultiheadAttentionModule, GradcheckFloat64) {
   EXPECT_TRUE(grad_ok(self_fn, with_parameters(*self, {x})));
 }
 
+TEST(MultiheadAttentionModule, GradgradcheckFloat64) {
+  tandem::manual_seed(6);
+  const auto f64 = tandem::TensorOptions(tandem::kFloat64).requires_grad(true);
+  nn::MultiheadAttention mha(4, 2);
+  mha->to(tandem::kFloat64);
+  const Tensor q = tandem::randn({2, 2, 4}, f64), k = tandem::randn({3, 2, 4}, f64);
+  const Tensor causal =
+      tandem::gt(tandem::arange(3).unsqueeze(0), tandem::arange(2).unsqueeze(1));
+  auto fn = [&](const tandem::autograd::tensor_list& in) {
+    return std::get<0>(mha->forward(in[0], in[1], in[1], {}, false, causal));
+  };
+  auto r = tandem::autograd::gradgradcheck(fn, with_parameters(*mha, {q, k}));
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
 }  // namespace

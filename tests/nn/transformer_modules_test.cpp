@@ -33,6 +33,7 @@ TEST(TransformerModules, OptionsDefaults) {
   EXPECT_FALSE(e.batch_first());
   EXPECT_FALSE(e.norm_first());
   EXPECT_EQ(e.activation(tandem::kGELU).activation().name(), "gelu");
+  EXPECT_EQ(e.activation(tandem::kReLU).activation().name(), "relu");
   EXPECT_EQ(
       nn::TransformerDecoderLayerOptions(8, 2).activation("gelu").activation().name(),
       "gelu");
