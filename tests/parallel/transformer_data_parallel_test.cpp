@@ -3,7 +3,8 @@
 // input [B, T, F] and its key padding mask [B, T] scattered along dim 0
 // (an uneven batch of 7), the logits gathered; logits and the gradients of
 // the input and of every parameter (attention, feed-forward, layer norms).
-// Dropout is 0: each replica would draw its own masks.
+// The same for a batch-first Transformer (encoder and decoder, causal
+// target mask). Dropout is 0: each replica would draw its own masks.
 #include "parallel/parallel_testing.h"
 
 namespace {
@@ -99,6 +100,59 @@ TEST(TransformerDataParallel, EncoderClassifierEqualsOneDevice) {
       ASSERT_TRUE(got.grads[k].defined()) << "gradient " << k;
       EXPECT_TRUE(all_close(got.grads[k], want.grads[k], 1e-4, 1e-6))
           << "gradient " << k << " over " << n << " devices";
+    }
+  }
+}
+
+// A batch-first Transformer (encoder and decoder) with a causal target
+// mask made on each replica's device: src and tgt scattered along dim 0.
+struct Seq2SeqImpl : nn::Cloneable<Seq2SeqImpl> {
+  Seq2SeqImpl() { reset(); }
+  void reset() override {
+    model = register_module("model",
+                            nn::Transformer(nn::TransformerOptions(8, 2, 1, 2)
+                                                .dim_feedforward(16)
+                                                .dropout(0.0)
+                                                .batch_first(true)));
+  }
+  TensorTree forward(const TensorTree& in) {
+    const Tensor& tgt = in[1].tensor();
+    const Tensor causal =
+        nn::TransformerImpl::generate_square_subsequent_mask(tgt.size(1), tgt.options());
+    return TensorTree{model->forward(in[0].tensor(), tgt, {}, causal)};
+  }
+  nn::Transformer model{nullptr};
+};
+TANDEM_MODULE(Seq2Seq);
+
+TEST(TransformerDataParallel, BatchFirstSeq2SeqEqualsOneDevice) {
+  tandem::manual_seed(6);
+  Seq2Seq model;
+  const Tensor src = tandem::randn({5, 4, 8}), tgt = tandem::randn({5, 3, 8});
+  const Tensor g = tandem::randn({5, 3, 8});
+  auto step = [&](const std::vector<tandem::Device>& devices) {
+    model->zero_grad();
+    Tensor s = src.clone().requires_grad_(), t = tgt.clone().requires_grad_();
+    TensorTree out;
+    if (devices.empty()) {
+      out = model->forward(TensorTree{s, t});
+    } else {
+      nn::DataParallel dp(model, nn::DataParallelOptions().device_ids(devices).dim(0));
+      out = dp->forward(TensorTree{s, t});
+    }
+    (out[0].tensor() * g).sum().backward();
+    std::vector<Tensor> r{out[0].tensor(), s.grad(), t.grad()};
+    for (const Tensor& p : model->parameters()) r.push_back(p.grad().clone());
+    return r;
+  };
+  const std::vector<Tensor> want = step({});
+  for (int n = 2; n <= 4; ++n) {
+    SCOPED_TRACE(n);
+    const std::vector<Tensor> got = step(cpu_devices(n));
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_TRUE(all_close(got[0], want[0], 1e-5, 1e-6));
+    for (size_t k = 1; k < want.size(); ++k) {
+      EXPECT_TRUE(all_close(got[k], want[k], 1e-4, 1e-6)) << "gradient " << k;
     }
   }
 }
