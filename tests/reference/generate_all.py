@@ -15,6 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 
+import attention  # noqa: E402
 import batch_norm  # noqa: E402
 import conv_transpose  # noqa: E402
 import mlp  # noqa: E402
@@ -40,6 +41,7 @@ def main(argv):
         conv_transpose.write_all(outdir, dtype, name)
         nn_utils.write_all(outdir, dtype, name)
         rnn.write_all(outdir, dtype, name)
+        attention.write_all(outdir, dtype, name)
     schedulers.write_all(outdir)
     return 0
 

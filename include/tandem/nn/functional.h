@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "tandem/core/tensor.h"
+#include "tandem/nn/functional/attention.h"
 #include "tandem/nn/options/activation.h"
 #include "tandem/nn/options/batch_norm.h"
 #include "tandem/nn/options/conv.h"
