@@ -37,6 +37,7 @@
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 #include "tandem/ops/indexing.h"
+#include "tandem/ops/interpolate.h"
 #include "tandem/ops/linalg.h"
 #include "tandem/ops/loss.h"
 #include "tandem/ops/normalization.h"

@@ -350,6 +350,84 @@ inline std::vector<OpCase> op_cases() {
        [](L in) {
          return avg_pool2d(in[0], 2, 1, 0, false, true, /*divisor_override=*/3);
        }},
+      // ---- 1-D convolution and pooling, adaptive pooling (issue 22) ----
+      {"conv1d_stride_padding_groups",
+       {F({2, 4, 7}), F({6, 2, 3}), F({6})},
+       [](L in) { return conv1d(in[0], in[1], in[2], 2, 1, 1, /*groups=*/2); }},
+      {"conv1d_dilation_unbatched",
+       {F({3, 8}), F({2, 3, 3})},
+       [](L in) { return conv1d(in[0], in[1], {}, 1, 2, /*dilation=*/2); }},
+      {"max_pool1d_overlap_padding",
+       {F({2, 3, 9})},
+       [](L in) { return max_pool1d(in[0], 3, 2, 1); }},
+      {"max_pool1d_dilation_ceil_mode_unbatched",
+       {F({3, 8})},
+       [](L in) {
+         return max_pool1d(in[0], 2, 2, 0, /*dilation=*/2, /*ceil_mode=*/true);
+       }},
+      {"avg_pool1d_padding_exclude_pad",
+       {F({2, 3, 7})},
+       [](L in) {
+         return avg_pool1d(in[0], 3, 2, 1, false, /*count_include_pad=*/false);
+       }},
+      {"avg_pool1d_ceil_mode",
+       {F({2, 2, 7})},
+       [](L in) { return avg_pool1d(in[0], 2, {}, 0, /*ceil_mode=*/true); }},
+      {"adaptive_avg_pool2d_global",
+       {F({2, 3, 5, 4})},
+       [](L in) { return adaptive_avg_pool2d(in[0], 1); }},
+      {"adaptive_avg_pool2d_uneven",
+       {F({2, 2, 5, 7})},
+       [](L in) {
+         return adaptive_avg_pool2d(in[0], {3, 4});
+       }},
+      {"adaptive_avg_pool2d_divisible_unbatched",
+       {F({2, 6, 4})},
+       [](L in) {
+         return adaptive_avg_pool2d(in[0], {3, 2});
+       }},
+      {"adaptive_max_pool2d_global",
+       {F({2, 3, 4, 5})},
+       [](L in) { return adaptive_max_pool2d(in[0], 1); }},
+      {"adaptive_max_pool2d_uneven",
+       {F({2, 2, 5, 7})},
+       [](L in) {
+         return adaptive_max_pool2d(in[0], {3, 4});
+       }},
+      {"adaptive_max_pool2d_upsampling_unbatched",
+       {F({2, 3, 2})},
+       [](L in) {
+         return adaptive_max_pool2d(in[0], {4, 3});
+       }},
+      // ---- resampling and channel dropout (issue 22) ----
+      {"upsample_nearest2d_size",
+       {F({2, 3, 3, 4})},
+       [](L in) {
+         return upsample_nearest2d(in[0], {5, 9});
+       }},
+      {"upsample_nearest2d_scale",
+       {F({1, 2, 3, 3})},
+       [](L in) {
+         return upsample_nearest2d(in[0], {7, 6}, 2.5, 2.0);
+       }},
+      {"upsample_bilinear2d",
+       {F({2, 2, 3, 4})},
+       [](L in) {
+         return upsample_bilinear2d(in[0], {5, 7}, /*align_corners=*/false);
+       }},
+      {"upsample_bilinear2d_align_corners",
+       {F({1, 2, 3, 4})},
+       [](L in) {
+         return upsample_bilinear2d(in[0], {6, 7}, /*align_corners=*/true);
+       }},
+      {"upsample_bilinear2d_scale_down",
+       {F({1, 2, 6, 5})},
+       [](L in) {
+         return upsample_bilinear2d(in[0], {4, 2}, false, 0.75, 0.5);
+       }},
+      {"dropout2d_eval",
+       {F({2, 3, 2, 2})},
+       [](L in) { return dropout2d(in[0], 0.5, false); }},
       // ---- normalisation ----
       {"batch_norm_train",
        {F({4, 3, 3, 3}), F({3}), F({3})},
@@ -375,6 +453,28 @@ inline std::vector<OpCase> op_cases() {
          return layer_norm(in[0], {3, 4}, in[1], in[2]);
        }},
       {"layer_norm_no_affine", {F({4, 6})}, [](L in) { return layer_norm(in[0], {6}); }},
+      {"group_norm",
+       {F({3, 6, 4}), F({6}), F({6})},
+       [](L in) { return group_norm(in[0], 3, in[1], in[2]); }},
+      {"group_norm_no_affine_4d",
+       {F({2, 4, 3, 3})},
+       [](L in) { return group_norm(in[0], 2); }},
+      {"instance_norm_affine",
+       {F({2, 3, 3, 4}), F({3}), F({3})},
+       [](L in) { return instance_norm(in[0], {}, {}, in[1], in[2]); }},
+      {"instance_norm_running_stats",
+       {F({2, 3, 4, 3})},
+       [](L in) {
+         const Tensor c = in[0].detach();
+         Tensor mean = zeros({3}, c.options()), var = ones({3}, c.options());
+         return instance_norm(in[0], mean, var, {}, {}, /*use_input_stats=*/true);
+       }},
+      {"instance_norm_eval",
+       {F({2, 3, 2, 2}), F({3}), F({3}), W({3}), W({3})},
+       [](L in) {
+         return instance_norm(
+             in[0], in[3], in[4], in[1], in[2], /*use_input_stats=*/false);
+       }},
       // ---- losses ----
       {"mse_loss_mean",
        {F({3, 4}), F({3, 4})},

@@ -20,6 +20,7 @@ import batch_norm  # noqa: E402
 import conv_transpose  # noqa: E402
 import mlp  # noqa: E402
 import nn_utils  # noqa: E402
+import norms_pooling  # noqa: E402
 import ops  # noqa: E402
 import rnn  # noqa: E402
 import schedulers  # noqa: E402
@@ -42,6 +43,7 @@ def main(argv):
         nn_utils.write_all(outdir, dtype, name)
         rnn.write_all(outdir, dtype, name)
         attention.write_all(outdir, dtype, name)
+        norms_pooling.write_all(outdir, dtype, name)
     schedulers.write_all(outdir)
     return 0
 

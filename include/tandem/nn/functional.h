@@ -20,18 +20,25 @@
 #include "tandem/core/tensor.h"
 #include "tandem/nn/functional/attention.h"
 #include "tandem/nn/options/activation.h"
+#include "tandem/nn/options/adaptive_pooling.h"
 #include "tandem/nn/options/batch_norm.h"
 #include "tandem/nn/options/conv.h"
+#include "tandem/nn/options/conv1d.h"
 #include "tandem/nn/options/conv_transpose.h"
 #include "tandem/nn/options/dropout.h"
 #include "tandem/nn/options/embedding.h"
+#include "tandem/nn/options/group_norm.h"
+#include "tandem/nn/options/instance_norm.h"
 #include "tandem/nn/options/layer_norm.h"
 #include "tandem/nn/options/loss.h"
 #include "tandem/nn/options/pooling.h"
+#include "tandem/nn/options/pooling1d.h"
+#include "tandem/nn/options/upsampling.h"
 #include "tandem/ops/activation.h"
 #include "tandem/ops/conv.h"
 #include "tandem/ops/conv_transpose.h"
 #include "tandem/ops/indexing.h"
+#include "tandem/ops/interpolate.h"
 #include "tandem/ops/linalg.h"
 #include "tandem/ops/loss.h"
 #include "tandem/ops/normalization.h"
@@ -272,6 +279,87 @@ inline Tensor margin_ranking_loss(const Tensor& input1,
                                   const MarginRankingLossFuncOptions& options = {}) {
   return tandem::margin_ranking_loss(
       input1, input2, target, options.margin(), options.reduction());
+}
+
+// ---- 1-D convolution and pooling, adaptive pooling, group and instance
+// normalisation, resampling and channel dropout ----
+
+inline Tensor conv1d(const Tensor& input,
+                     const Tensor& weight,
+                     const Conv1dFuncOptions& options = {}) {
+  return tandem::conv1d(input,
+                        weight,
+                        options.bias(),
+                        options.stride(),
+                        options.padding(),
+                        options.dilation(),
+                        options.groups());
+}
+
+inline std::tuple<Tensor, Tensor> max_pool1d_with_indices(
+    const Tensor& input, const MaxPool1dFuncOptions& options) {
+  return tandem::max_pool1d_with_indices(input,
+                                         options.kernel_size(),
+                                         options.stride(),
+                                         options.padding(),
+                                         options.dilation(),
+                                         options.ceil_mode());
+}
+
+inline Tensor max_pool1d(const Tensor& input, const MaxPool1dFuncOptions& options) {
+  return std::get<0>(max_pool1d_with_indices(input, options));
+}
+
+inline Tensor avg_pool1d(const Tensor& input, const AvgPool1dFuncOptions& options) {
+  return tandem::avg_pool1d(input,
+                            options.kernel_size(),
+                            options.stride(),
+                            options.padding(),
+                            options.ceil_mode(),
+                            options.count_include_pad());
+}
+
+inline Tensor adaptive_avg_pool2d(const Tensor& input,
+                                  const AdaptiveAvgPool2dFuncOptions& options) {
+  return tandem::adaptive_avg_pool2d(input, options.output_size());
+}
+
+inline std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(
+    const Tensor& input, const AdaptiveMaxPool2dFuncOptions& options) {
+  return tandem::adaptive_max_pool2d_with_indices(input, options.output_size());
+}
+
+inline Tensor adaptive_max_pool2d(const Tensor& input,
+                                  const AdaptiveMaxPool2dFuncOptions& options) {
+  return tandem::adaptive_max_pool2d(input, options.output_size());
+}
+
+inline Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& options) {
+  return tandem::group_norm(
+      input, options.num_groups(), options.weight(), options.bias(), options.eps());
+}
+
+inline Tensor instance_norm(const Tensor& input,
+                            const InstanceNormFuncOptions& options = {}) {
+  return tandem::instance_norm(input,
+                               options.running_mean(),
+                               options.running_var(),
+                               options.weight(),
+                               options.bias(),
+                               options.use_input_stats(),
+                               options.momentum(),
+                               options.eps());
+}
+
+/// torch.nn.functional.interpolate for 4-D input in modes kNearest and
+/// kBilinear: the output size from `size`, or floor(input size *
+/// scale_factor), and then upsample_nearest2d / upsample_bilinear2d.
+Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options = {});
+
+using Dropout2dFuncOptions = DropoutFuncOptions;
+
+inline Tensor dropout2d(const Tensor& input, const Dropout2dFuncOptions& options = {}) {
+  return tandem::dropout2d(input, options.p(), options.training());
 }
 
 }  // namespace tandem::nn::functional

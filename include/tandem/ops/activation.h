@@ -53,5 +53,10 @@ Tensor log_softmax(const Tensor& x, int64_t dim);
 /// Zeroes each element with probability p and scales the rest by 1/(1-p)
 /// when train; identity otherwise.
 Tensor dropout(const Tensor& x, double p, bool train);
+/// Channel dropout of [N, C, H, W] (or unbatched [C, H, W]) input, as
+/// torch's dropout2d: while training each whole channel is zeroed with
+/// probability p and the others scaled by 1 / (1 - p); the identity
+/// otherwise. Draws from the default generator, as dropout does.
+Tensor dropout2d(const Tensor& x, double p, bool train);
 
 }  // namespace tandem

@@ -8,6 +8,8 @@
 //   // Evaluation: normalise with the running statistics.
 //   auto z = tandem::batch_norm(x, running_mean, running_var, gamma, beta);
 //   auto h = tandem::layer_norm(x, /*normalized_shape=*/{512}, w, b);
+//   auto g = tandem::group_norm(x, /*num_groups=*/8, w, b);
+//   auto i = tandem::instance_norm(x);   // each (sample, channel) plane
 #pragma once
 
 #include "tandem/core/tensor.h"
@@ -38,5 +40,29 @@ Tensor layer_norm(const Tensor& input,
                   const Tensor& weight = {},
                   const Tensor& bias = {},
                   double eps = 1e-5);
+
+/// input [N, C, *] with its C channels split into num_groups groups (which
+/// must divide C): each sample's group is normalised with its own mean and
+/// biased variance, then scaled by weight [C] and shifted by bias [C] when
+/// they are defined. Computed as layer_norm over [N, num_groups, rest].
+Tensor group_norm(const Tensor& input,
+                  int64_t num_groups,
+                  const Tensor& weight = {},
+                  const Tensor& bias = {},
+                  double eps = 1e-5);
+
+/// input [N, C, *] normalised per sample and channel, as torch's
+/// instance_norm: batch_norm over the input seen as [1, N * C, *]. With
+/// use_input_stats each plane's own statistics are used and running_mean /
+/// running_var ([C], when defined) move towards their mean over the batch;
+/// otherwise the running statistics are used and must be defined.
+Tensor instance_norm(const Tensor& input,
+                     const Tensor& running_mean = {},
+                     const Tensor& running_var = {},
+                     const Tensor& weight = {},
+                     const Tensor& bias = {},
+                     bool use_input_stats = true,
+                     double momentum = 0.1,
+                     double eps = 1e-5);
 
 }  // namespace tandem

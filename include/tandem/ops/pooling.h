@@ -6,6 +6,9 @@
 //   auto [values, indices] = tandem::max_pool2d_with_indices(x, 3, 2, 1);
 //   auto a = tandem::avg_pool2d(x, 3, /*stride=*/1, /*padding=*/1);
 //   auto c = tandem::avg_pool2d(x, 2, {}, 0, /*ceil_mode=*/true);
+//   auto m = tandem::max_pool1d(seq, 3, /*stride=*/2);              // [N, C, L]
+//   auto g = tandem::adaptive_avg_pool2d(x, 1);                     // [N, C, 1, 1]
+//   auto [v, i] = tandem::adaptive_max_pool2d_with_indices(x, {5, 7});
 #pragma once
 
 #include <cstdint>
@@ -46,5 +49,42 @@ Tensor avg_pool2d(const Tensor& input,
                   bool ceil_mode = false,
                   bool count_include_pad = true,
                   std::optional<int64_t> divisor_override = std::nullopt);
+
+/// 1-D pooling over [N, C, L] or [C, L] input, as torch.nn.functional's:
+/// max_pool2d / avg_pool2d over a height of 1, with the indices counting
+/// along L.
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(
+    const Tensor& input,
+    ExpandingArray<1> kernel_size,
+    std::optional<ExpandingArray<1>> stride = std::nullopt,
+    ExpandingArray<1> padding = 0,
+    ExpandingArray<1> dilation = 1,
+    bool ceil_mode = false);
+
+Tensor max_pool1d(const Tensor& input,
+                  ExpandingArray<1> kernel_size,
+                  std::optional<ExpandingArray<1>> stride = std::nullopt,
+                  ExpandingArray<1> padding = 0,
+                  ExpandingArray<1> dilation = 1,
+                  bool ceil_mode = false);
+
+Tensor avg_pool1d(const Tensor& input,
+                  ExpandingArray<1> kernel_size,
+                  std::optional<ExpandingArray<1>> stride = std::nullopt,
+                  ExpandingArray<1> padding = 0,
+                  bool ceil_mode = false,
+                  bool count_include_pad = true);
+
+/// Adaptive pooling of [N, C, H, W] or [C, H, W] input to output_size
+/// (Ho, Wo): output cell i along a dim of size n pools input cells
+/// [floor(i * n / o), ceil((i + 1) * n / o)), as PyTorch.
+Tensor adaptive_avg_pool2d(const Tensor& input, ExpandingArray<2> output_size);
+
+/// The maximum of each adaptive window and its int64 index within the input
+/// plane (h * W + w).
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(
+    const Tensor& input, ExpandingArray<2> output_size);
+
+Tensor adaptive_max_pool2d(const Tensor& input, ExpandingArray<2> output_size);
 
 }  // namespace tandem

@@ -1,4 +1,4 @@
-// BatchNorm1d / BatchNorm2d: parameters, buffers, the momentum rule and
+// BatchNorm1d / BatchNorm2d / BatchNorm3d: parameters, buffers, the momentum rule and
 // the forward, following torch.nn.modules.batchnorm._BatchNorm.
 #include "tandem/nn/modules/batch_norm.h"
 
@@ -100,7 +100,14 @@ void BatchNorm2dImpl::check_input_dim(const Tensor& input) const {
                input.sizes());
 }
 
+void BatchNorm3dImpl::check_input_dim(const Tensor& input) const {
+  TANDEM_CHECK(input.dim() == 5,
+               "BatchNorm3d: expected a 5-D [N, C, D, H, W] input, got shape ",
+               input.sizes());
+}
+
 template class BatchNormImplBase<BatchNorm1dImpl>;
 template class BatchNormImplBase<BatchNorm2dImpl>;
+template class BatchNormImplBase<BatchNorm3dImpl>;
 
 }  // namespace tandem::nn

@@ -1,4 +1,5 @@
-// BatchNorm1d and BatchNorm2d, as LibTorch's torch::nn::BatchNorm1d/2d.
+// BatchNorm1d, BatchNorm2d and BatchNorm3d, as LibTorch's
+// torch::nn::BatchNorm1d/2d/3d.
 //
 // While training, each forward normalises with the batch's statistics per
 // channel and moves the running statistics towards them (running_var
@@ -25,8 +26,8 @@
 
 namespace tandem::nn {
 
-/// The parameters, buffers and forward that BatchNorm1d and BatchNorm2d
-/// share; they differ only in the input ranks they accept.
+/// The parameters, buffers and forward that BatchNorm1d/2d/3d share; they differ only in
+/// the input ranks they accept.
 template <typename Derived>
 class BatchNormImplBase : public Cloneable<Derived>, public BatchStatistics {
  public:
@@ -84,7 +85,20 @@ class BatchNorm2dImpl : public BatchNormImplBase<BatchNorm2dImpl> {
 };
 TANDEM_MODULE(BatchNorm2d);
 
+/// Over [N, C, D, H, W] input.
+class BatchNorm3dImpl : public BatchNormImplBase<BatchNorm3dImpl> {
+ public:
+  using BatchNormImplBase<BatchNorm3dImpl>::BatchNormImplBase;
+  explicit BatchNorm3dImpl(int64_t num_features)
+      : BatchNorm3dImpl(BatchNormOptions(num_features)) {}
+
+ private:
+  void check_input_dim(const Tensor& input) const override;
+};
+TANDEM_MODULE(BatchNorm3d);
+
 extern template class BatchNormImplBase<BatchNorm1dImpl>;
 extern template class BatchNormImplBase<BatchNorm2dImpl>;
+extern template class BatchNormImplBase<BatchNorm3dImpl>;
 
 }  // namespace tandem::nn
