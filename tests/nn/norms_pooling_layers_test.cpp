@@ -127,8 +127,10 @@ TEST(Pool1dLayers, DefaultsForwardAndIndices) {
   nn::AvgPool1d avg(
       nn::AvgPool1dOptions(3).stride(2).padding(1).count_include_pad(false));
   // Windows [-1, 1], [1, 3], [3, 5], [5, 7]: the padding cells do not count.
-  EXPECT_TRUE(all_close(
-      avg->forward(x), tensor({3.0, 10.0 / 3, 5.0 / 3, 2.0}).view({1, 1, 4}), 1e-6, 1e-6));
+  EXPECT_TRUE(all_close(avg->forward(x),
+                        tensor({3.0, 10.0 / 3, 5.0 / 3, 2.0}).view({1, 1, 4}),
+                        1e-6,
+                        1e-6));
   EXPECT_TRUE(all_close(F::avg_pool1d(x, F::AvgPool1dFuncOptions(3).stride(2).padding(1)),
                         tensor({2.0, 10.0 / 3, 5.0 / 3, 4.0 / 3}).view({1, 1, 4}),
                         1e-6,

@@ -81,7 +81,10 @@ Tensor avg_pool1d(const Tensor& input,
 Tensor adaptive_avg_pool2d(const Tensor& input, ExpandingArray<2> output_size);
 
 /// The maximum of each adaptive window and its int64 index within the input
-/// plane (h * W + w).
+/// plane (h * W + w): the first maximum in row-major order. (A window
+/// holding several NaNs gives PyTorch's last NaN where the output size
+/// divides the input's, the first one otherwise; the value is NaN either
+/// way.)
 std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(
     const Tensor& input, ExpandingArray<2> output_size);
 
