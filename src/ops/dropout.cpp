@@ -7,6 +7,7 @@
 // drawn from the default generator (core/sample_keys.h).
 #include "tandem/ops/activation.h"
 
+#include "ops/dropout_mask.h"
 #include "ops/op_utils.h"
 #include "tandem/core/generator.h"
 #include "tandem/core/sample_keys.h"
@@ -14,6 +15,31 @@
 #include "tandem/ops/elementwise.h"
 
 namespace tandem {
+
+namespace detail {
+
+Tensor dropout_mask(const IntList& sizes, const Tensor& like, double p, const char* op) {
+  Tensor mask = make_empty(sizes, like.dtype(), like.device());
+  const auto& kernels = kernels_for(mask);
+  if (SampleKeys* keys = SampleKeys::current()) {
+    TANDEM_CHECK(mask.dim() > 0,
+                 op,
+                 ": a sample-keyed mask (invariant mode) needs the batch dim ",
+                 keys->dim(),
+                 ", but the input is 0-dimensional");
+    kernels.bernoulli_keyed(mask,
+                            1 - p,
+                            keys->next_key(),
+                            keys->first_row(),
+                            wrap_dim(keys->dim(), mask.dim(), op));
+  } else {
+    kernels.bernoulli(mask, 1 - p, default_generator());
+  }
+  kernels.unary(backend::UnaryOp::MulScalar, mask, mask, 1 / (1 - p), 0);
+  return mask;
+}
+
+}  // namespace detail
 
 Tensor dropout(const Tensor& x, double p, bool train) {
   const profiler::Span span = detail::op_span("dropout", {&x});
@@ -24,23 +50,7 @@ Tensor dropout(const Tensor& x, double p, bool train) {
   // Like PyTorch, x * 0 rather than fresh zeros: the result keeps x's
   // history (its gradient is zero) and NaN stays NaN.
   if (p == 1) return mul(x, 0.0);
-  Tensor mask = detail::make_empty(x.sizes(), x.dtype(), x.device());
-  const auto& kernels = detail::kernels_for(mask);
-  if (SampleKeys* keys = SampleKeys::current()) {
-    TANDEM_CHECK(x.dim() > 0,
-                 "dropout: a sample-keyed mask (invariant mode) needs the batch dim ",
-                 keys->dim(),
-                 ", but the input is 0-dimensional");
-    kernels.bernoulli_keyed(mask,
-                            1 - p,
-                            keys->next_key(),
-                            keys->first_row(),
-                            wrap_dim(keys->dim(), x.dim(), "dropout"));
-  } else {
-    kernels.bernoulli(mask, 1 - p, default_generator());
-  }
-  kernels.unary(backend::UnaryOp::MulScalar, mask, mask, 1 / (1 - p), 0);
-  return mul(x, mask);
+  return mul(x, detail::dropout_mask(x.sizes(), x, p, "dropout"));
 }
 
 }  // namespace tandem

@@ -1,8 +1,8 @@
 // dropout2d: dropout with one draw per channel. The mask is [N, C, 1, 1]
 // (or [C, 1, 1]) and broadcasts over each plane; as for dropout, mul's
 // backward gives the gradient g * mask.
+#include "ops/dropout_mask.h"
 #include "ops/op_utils.h"
-#include "tandem/core/generator.h"
 #include "tandem/ops/activation.h"
 #include "tandem/ops/elementwise.h"
 
@@ -22,11 +22,7 @@ Tensor dropout2d(const Tensor& x, double p, bool train) {
   IntList mask_shape = x.sizes();
   mask_shape.end()[-1] = 1;
   mask_shape.end()[-2] = 1;
-  Tensor mask = detail::make_empty(mask_shape, x.dtype(), x.device());
-  const auto& kernels = detail::kernels_for(mask);
-  kernels.bernoulli(mask, 1 - p, default_generator());
-  kernels.unary(backend::UnaryOp::MulScalar, mask, mask, 1 / (1 - p), 0);
-  return mul(x, mask);
+  return mul(x, detail::dropout_mask(mask_shape, x, p, "dropout2d"));
 }
 
 }  // namespace tandem

@@ -151,10 +151,11 @@ Task mlp_with_dropout() {
 }
 
 Task cnn_without_batch_norm() {
-  return {"CNN without batch norm",
+  return {"CNN with Dropout2d, without batch norm",
           [] {
             return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)),
                                   nn::ReLU(),
+                                  nn::Dropout2d(0.25),
                                   nn::MaxPool2d(2),
                                   nn::Conv2d(4, 6, 3),
                                   nn::ReLU(),
