@@ -158,8 +158,11 @@ class BlockedSums {
   // out = the tree's sum of sources [lo, hi) over block b: the left subtree
   // is the largest power of two of leaves short of the whole, which is the
   // level-by-level pairing's tree (Note [Invariant mode]).
-  void tree_block(const Sum& sum, const Block& b, size_t lo, size_t hi, Tensor& out) const {
-    const auto leaf = [&](size_t j) { return sum.sources[j].narrow(0, b.start, b.length); };
+  void tree_block(
+      const Sum& sum, const Block& b, size_t lo, size_t hi, Tensor& out) const {
+    const auto leaf = [&](size_t j) {
+      return sum.sources[j].narrow(0, b.start, b.length);
+    };
     if (hi - lo == 1) {
       out.copy_(leaf(lo));
       return;
@@ -466,7 +469,8 @@ std::vector<Tensor> reduce_add_tree(std::vector<std::vector<Tensor>>&& inputs,
       for (auto& input : inputs) level.push_back(input[i].to(destination));
       while (level.size() > 1) {
         std::vector<Tensor> up;
-        for (size_t j = 0; j + 1 < level.size(); j += 2) up.push_back(level[j] + level[j + 1]);
+        for (size_t j = 0; j + 1 < level.size(); j += 2)
+          up.push_back(level[j] + level[j + 1]);
         if (level.size() % 2 == 1) up.push_back(std::move(level.back()));
         level = std::move(up);
       }
