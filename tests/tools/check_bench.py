@@ -1,7 +1,8 @@
 """Runs `tandem bench` as bench/vs_pytorch does and checks its one JSON
 object: every field present and sane (min <= median <= max, samples/s
 from the median), for each model and for DataParallel over two CPU
-devices, evenly and by shares (--balance 3,1); and that bad flags fail with exit 2 and a message.
+devices, evenly, by shares (--balance 3,1) and in invariant mode (its
+micro_batch field); and that bad flags fail with exit 2 and a message.
 Usage: check_bench.py PATH_TO_TANDEM"""
 import json
 import subprocess
@@ -9,7 +10,7 @@ import sys
 
 FIELDS = {"model", "batch_size", "devices", "threads", "steps", "warmup", "median_ms",
           "min_ms", "max_ms", "samples_per_second", "peak_rss_mib", "peak_gpu_mib",
-          "processes", "overlap", "balance", "shares"}
+          "processes", "overlap", "balance", "shares", "micro_batch"}
 
 
 def expect(condition, what="check failed"):
@@ -49,6 +50,12 @@ def main(tandem):
                    "--devices", "cpu:0,cpu:1", "--steps", "2", "--balance", "3,1")
     check(uneven, "mlp", 8, "cpu:0,cpu:1", 2, 2)
     expect((uneven["balance"], uneven["shares"]) == ("3,1", "0.75/0.25"), uneven)
+    expect(uneven["micro_batch"] == 0, uneven)
+    invariant = bench(tandem, "--threads", "2", "bench", "--model", "mlp", "--batch-size", "8",
+                      "--devices", "cpu:0,cpu:1", "--steps", "2", "--invariant",
+                      "--micro-batch", "4")
+    check(invariant, "mlp", 8, "cpu:0,cpu:1", 2, 2)
+    expect(invariant["micro_batch"] == 4, invariant)
     check(bench(tandem, "bench", "--model", "cnn", "--batch-size", "4", "--steps", "2",
                 "--threads", "1"), "cnn", 4, "cpu:0", 1, 2)
     for flags, message in [(["--model", "resnet"], "unknown model 'resnet'"),
