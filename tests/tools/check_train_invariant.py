@@ -96,6 +96,8 @@ def check_resume_at_another_world_size(runs, reference):
                         ("on-4-auto", ["--devices", "cpu:0,cpu:1,cpu:2,cpu:3",
                                        "--balance", "auto"])):
         path = runs.resume(half, name, *flags)
+        if "invariant mode: the numbers stay those of an uninterrupted run" not in runs.output:
+            fail("the resume note does not say the numbers stay the same", runs.output)
         expect_same_bytes(reference, path, f"cpu:0,cpu:1 stopped at step {STEPS // 2}, "
                                            f"resumed with {' '.join(flags)}")
     header, _ = read(path)

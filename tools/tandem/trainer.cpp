@@ -202,8 +202,11 @@ class Run {
     if (!written.empty() && written != placement()) {
       out_ << "note: the checkpoint was written on " << written << "; continuing on "
            << placement()
-           << " (the batch splits differently, so the numbers will differ from an "
-              "uninterrupted run in the last bits)\n";
+           << (config_.balancing.micro_batch > 0
+                   ? " (invariant mode: the numbers stay those of an uninterrupted run, "
+                     "bit for bit)\n"
+                   : " (the batch splits differently, so the numbers will differ from an "
+                     "uninterrupted run in the last bits)\n");
     }
     // Saving where it resumed from, the run's last checkpoint is that one.
     if (config_.checkpoint_path == config_.resume_path) saved_at_ = position_text();
