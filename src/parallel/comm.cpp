@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -92,6 +93,12 @@ Coalesced allocate_pieces(const std::vector<Tensor>& like,
 // computes it.
 constexpr int64_t kBlock = 1 << 15;
 
+// Where the pairwise tree of detail::reduce_add_tree splits leaves [lo, hi)
+// (hi - lo > 1): its left subtree is the largest power of two of leaves
+// short of the whole, which is the tree of pairing level by level, an odd
+// last node carried up (Note [Invariant mode]).
+size_t tree_split(size_t lo, size_t hi) { return lo + (std::bit_ceil(hi - lo) >> 1); }
+
 // Sums out = sources[0] + sources[1] + ... (left to right, or in the
 // pairwise tree of detail::reduce_add_tree), collected and then run
 // together, block by block.
@@ -155,9 +162,7 @@ class BlockedSums {
     }
   }
 
-  // out = the tree's sum of sources [lo, hi) over block b: the left subtree
-  // is the largest power of two of leaves short of the whole, which is the
-  // level-by-level pairing's tree (Note [Invariant mode]).
+  // out = the tree's sum of sources [lo, hi) over block b.
   void tree_block(
       const Sum& sum, const Block& b, size_t lo, size_t hi, Tensor& out) const {
     const auto leaf = [&](size_t j) {
@@ -167,7 +172,7 @@ class BlockedSums {
       out.copy_(leaf(lo));
       return;
     }
-    const size_t mid = lo + (std::bit_ceil(hi - lo) >> 1);
+    const size_t mid = tree_split(lo, hi);
     tree_block(sum, b, lo, mid, out);
     if (hi - mid == 1) {
       out.add_(leaf(mid));
@@ -465,16 +470,12 @@ std::vector<Tensor> reduce_add_tree(std::vector<std::vector<Tensor>>&& inputs,
     // create_graph: recorded copies and adds, so the sum can be
     // differentiated again; the same tree, the same values.
     for (size_t i = 0; i < inputs[0].size(); ++i) {
-      std::vector<Tensor> level;
-      for (auto& input : inputs) level.push_back(input[i].to(destination));
-      while (level.size() > 1) {
-        std::vector<Tensor> up;
-        for (size_t j = 0; j + 1 < level.size(); j += 2)
-          up.push_back(level[j] + level[j + 1]);
-        if (level.size() % 2 == 1) up.push_back(std::move(level.back()));
-        level = std::move(up);
-      }
-      result.push_back(std::move(level.front()));
+      const std::function<Tensor(size_t, size_t)> sum = [&](size_t lo, size_t hi) {
+        if (hi - lo == 1) return inputs[lo][i].to(destination);
+        const size_t mid = tree_split(lo, hi);
+        return sum(lo, mid) + sum(mid, hi);
+      };
+      result.push_back(sum(0, inputs.size()));
     }
     return result;
   }

@@ -59,20 +59,23 @@
 namespace tandem::parallel::detail {
 namespace {
 
+// Walks the modules without their names, which a refusal alone needs.
 void check_no_batch_statistics(const nn::Module& module) {
-  for (const auto& item : module.named_modules()) {
-    const auto* stats = dynamic_cast<const nn::BatchStatistics*>(item.value().get());
+  for (const auto& m : module.modules()) {
+    const auto* stats = dynamic_cast<const nn::BatchStatistics*>(m.get());
     if (stats == nullptr || !stats->uses_batch_statistics()) continue;
-    const std::string& path = item.key();
-    TANDEM_CHECK(
-        false,
+    std::string where = " (the wrapped module)";
+    for (const auto& item : module.named_modules()) {
+      if (item.value() == m && !item.key().empty()) where = " at '" + item.key() + "'";
+    }
+    throw Error(tandem::detail::str(
         "DataParallel: invariant mode cannot run ",
-        item.value()->name(),
-        path.empty() ? std::string(" (the wrapped module)") : " at '" + path + "'",
+        m->name(),
+        where,
         " while it normalises over the batch (training mode, or no running "
         "statistics): a sample's output would depend on which samples share its "
         "micro-batch. Call eval() on it, use a per-sample norm (GroupNorm, "
-        "LayerNorm), or turn invariant mode off");
+        "LayerNorm), or turn invariant mode off"));
   }
 }
 

@@ -299,6 +299,23 @@ TEST(InvariantMode, EveryCallSeesOneMicroBatchWhateverTheDevices) {
   }
 }
 
+TEST(InvariantMode, CreateGraphSumsInTheSameTree) {
+  // Five micro-batches: a tree whose last leaf is carried up two levels.
+  tandem::manual_seed(4);
+  auto model = nn::Sequential(nn::Linear(3, 4), nn::Tanh(), nn::Linear(4, 2));
+  nn::DataParallel dp(
+      model, invariant_on({"", cpu_devices(3), std::vector<double>{1, 2, 2}}, 3));
+  const Tensor x = tandem::randn({14, 3});
+  const std::vector<Tensor> params = model->parameters();
+  const auto plain = tandem::autograd::grad({tandem::square(dp(x)).sum()}, params);
+  const auto recorded = tandem::autograd::grad(
+      {tandem::square(dp(x)).sum()}, params, {}, {}, /*create_graph=*/true);
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_TRUE(recorded[i].requires_grad());
+    EXPECT_TRUE(tandem::equal(plain[i], recorded[i].detach())) << "parameter " << i;
+  }
+}
+
 TEST(InvariantMode, RefusesBatchNormWhileTrainingNamingIt) {
   auto model = nn::Sequential(nn::Linear(4, 6), nn::BatchNorm1d(6), nn::Linear(6, 2));
   nn::DataParallel dp(model, invariant_on({"", cpu_devices(2)}, 4));
