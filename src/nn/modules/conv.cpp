@@ -27,18 +27,7 @@ void Conv2dImpl::reset() {
 void Conv2dImpl::reset_parameters() { detail::reset_conv_parameters(weight, bias); }
 
 void Conv2dImpl::pretty_print(std::ostream& stream) const {
-  // LibTorch's layout: defaults other than stride are left out.
-  stream << "Conv2d(" << options.in_channels() << ", " << options.out_channels()
-         << ", kernel_size=" << options.kernel_size() << ", stride=" << options.stride();
-  if (options.padding() != ExpandingArray<2>(0)) {
-    stream << ", padding=" << options.padding();
-  }
-  if (options.dilation() != ExpandingArray<2>(1)) {
-    stream << ", dilation=" << options.dilation();
-  }
-  if (options.groups() != 1) stream << ", groups=" << options.groups();
-  if (!options.bias()) stream << ", bias=false";
-  stream << ")";
+  detail::print_conv<2>(stream, "Conv2d", options);
 }
 
 Tensor Conv2dImpl::forward(const Tensor& input) {

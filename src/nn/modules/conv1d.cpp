@@ -26,18 +26,7 @@ void Conv1dImpl::reset() {
 void Conv1dImpl::reset_parameters() { detail::reset_conv_parameters(weight, bias); }
 
 void Conv1dImpl::pretty_print(std::ostream& stream) const {
-  // LibTorch's layout: defaults other than stride are left out.
-  stream << "Conv1d(" << options.in_channels() << ", " << options.out_channels()
-         << ", kernel_size=" << options.kernel_size() << ", stride=" << options.stride();
-  if (options.padding() != ExpandingArray<1>(0)) {
-    stream << ", padding=" << options.padding();
-  }
-  if (options.dilation() != ExpandingArray<1>(1)) {
-    stream << ", dilation=" << options.dilation();
-  }
-  if (options.groups() != 1) stream << ", groups=" << options.groups();
-  if (!options.bias()) stream << ", bias=false";
-  stream << ")";
+  detail::print_conv<1>(stream, "Conv1d", options);
 }
 
 Tensor Conv1dImpl::forward(const Tensor& input) {

@@ -1,17 +1,21 @@
 // Private: what PyTorch's convolution layers (_ConvNd) share, used by
-// Conv2d and the transposed convolutions: the channel checks of reset and
-// reset_parameters. The fans come from the
+// Conv1d, Conv2d and the transposed convolutions: the channel checks of
+// reset, reset_parameters and the printed form. The fans come from the
 // weight's layout, so a transposed weight [in, out / groups, k...] gets
 // fan_in = out / groups * prod(k), as in PyTorch.
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <ostream>
+#include <string>
 #include <tuple>
 
 #include "tandem/core/error.h"
 #include "tandem/core/tensor.h"
 #include "tandem/nn/init.h"
+#include "tandem/ops/expanding_array.h"
 
 namespace tandem::nn::detail {
 
@@ -47,6 +51,28 @@ inline void reset_conv_parameters(const Tensor& weight, const Tensor& bias) {
   const int64_t fan_in = std::get<0>(init::calculate_fan_in_and_fan_out(weight));
   const double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
   init::uniform_(bias, -bound, bound);
+}
+
+/// `name(in, out, kernel_size=..., stride=...)` in LibTorch's layout: the
+/// other options only where they differ from their defaults (output_padding
+/// for the transposed layers, whose options have it).
+template <size_t D, typename Options>
+void print_conv(std::ostream& stream, const std::string& name, const Options& options) {
+  stream << name << "(" << options.in_channels() << ", " << options.out_channels()
+         << ", kernel_size=" << options.kernel_size() << ", stride=" << options.stride();
+  if (options.padding() != ExpandingArray<D>(0))
+    stream << ", padding=" << options.padding();
+  if (options.dilation() != ExpandingArray<D>(1)) {
+    stream << ", dilation=" << options.dilation();
+  }
+  if constexpr (requires { options.output_padding(); }) {
+    if (options.output_padding() != ExpandingArray<D>(0)) {
+      stream << ", output_padding=" << options.output_padding();
+    }
+  }
+  if (options.groups() != 1) stream << ", groups=" << options.groups();
+  if (!options.bias()) stream << ", bias=false";
+  stream << ")";
 }
 
 }  // namespace tandem::nn::detail

@@ -81,22 +81,7 @@ void ConvTransposeNdImpl<D, Derived>::reset_parameters() {
 
 template <size_t D, typename Derived>
 void ConvTransposeNdImpl<D, Derived>::pretty_print(std::ostream& stream) const {
-  // LibTorch's layout: defaults other than stride are left out.
-  stream << layer_name<D>() << "(" << options.in_channels() << ", "
-         << options.out_channels() << ", kernel_size=" << options.kernel_size()
-         << ", stride=" << options.stride();
-  if (options.padding() != ExpandingArray<D>(0)) {
-    stream << ", padding=" << options.padding();
-  }
-  if (options.dilation() != ExpandingArray<D>(1)) {
-    stream << ", dilation=" << options.dilation();
-  }
-  if (options.output_padding() != ExpandingArray<D>(0)) {
-    stream << ", output_padding=" << options.output_padding();
-  }
-  if (options.groups() != 1) stream << ", groups=" << options.groups();
-  if (!options.bias()) stream << ", bias=false";
-  stream << ")";
+  detail::print_conv<D>(stream, layer_name<D>(), options);
 }
 
 // PyTorch's _output_padding: the output_padding that makes each output dim
