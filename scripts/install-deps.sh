@@ -17,6 +17,7 @@ packages=(
   clang-format clang-tidy               # the style checks
   clang-14 libclang-rt-14-dev           # libFuzzer for the file-reader fuzz targets
   dataset-fashion-mnist                 # the main job's data
+  bible-kjv                             # examples/lstm_lm_bible: the King James Bible
   iproute2 util-linux                   # tests/multihost: network namespaces (ip netns, unshare)
   chromium python3-pil                  # tests/tools/check_plot.py: screenshot the plot, read the PNG
   librsvg2-bin                          # tandem plot --out FILE.png (rsvg-convert)

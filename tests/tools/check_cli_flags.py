@@ -25,8 +25,8 @@ REFUSED = [
     (["train", "--devices", ",cpu:0"], ["--devices", "empty entry"], []),
     (["tutorial", "--devices", "cpu:0,,cpu:1"], ["--devices", "empty entry"], []),
     # Choices name the flag and what it allows.
-    (["train", "--model", "resnet9000"], ["--model", "resnet9000", "mlp|cnn"], []),
-    (["bench", "--model", "resnet9000"], ["--model", "tiny|mlp|cnn"], []),
+    (["train", "--model", "resnet9000"], ["--model", "resnet9000", "mlp|cnn|resnet"], []),
+    (["bench", "--model", "resnet9000"], ["--model", "tiny|mlp|cnn|resnet"], []),
     (["train", "--optimizer", "rmsprop"], ["--optimizer", "sgd|adam"], []),
     (["train", "--lr-schedule", "linear"], ["--lr-schedule", "cosine|constant"], []),
     (["train", "--dtype", "float16"], ["--dtype", "float32|float64"], []),

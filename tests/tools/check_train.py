@@ -155,7 +155,7 @@ def check_metrics(tandem, data, work):
 
 def check_errors(tandem, data, work):
     for args in (["train", "--no-such-flag", "1"], ["train", "--epochs", "x"],
-                 ["train", "--model", "resnet"], ["eval"], ["bogus"]):
+                 ["train", "--model", "resnet9000"], ["eval"], ["bogus"]):
         err = run(tandem, *args, expect=2).stderr
         expect(err.startswith("error: "), (args, err))
     err = run(tandem, "train", "--data", os.path.join(work, "nothing"), expect=1).stderr
@@ -175,6 +175,7 @@ def main(argv):
         check_exact_resume(tandem, data, work, "mlp", "cpu:0,cpu:1", 14)
         check_exact_resume(tandem, data, work, "cnn", "cpu:0", 6)
         check_exact_resume(tandem, data, work, "cnn", "cpu:0,cpu:1", 6)
+        check_exact_resume(tandem, data, work, "resnet", "cpu:0,cpu:1", 4)
         check_interrupt(tandem, data, work)
         check_metrics(tandem, data, work)
         check_errors(tandem, data, work)
