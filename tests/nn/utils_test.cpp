@@ -1,5 +1,5 @@
 // nn::utils: gradient clipping by norm and by value, and parameters as one
-// flat vector. clip_grad_norm_ against PyTorch is in
+// flat vector, padded sequences. clip_grad_norm_ against PyTorch is in
 // tests/parity/clip_grad_test.cpp.
 #include <cmath>
 #include <limits>
@@ -74,6 +74,63 @@ TEST(ParametersToVector, RoundTripsInPlace) {
         nn::utils::vector_to_parameters(zeros({2, 4}), params);
       },
       "vector_to_parameters: expected a 1-D vector, got shape [2, 4]"));
+}
+
+// ---- pad_sequence ----
+
+TEST(PadSequence, PadsEachSequenceToTheLongestTimeMajor) {
+  const Tensor a = tensor({1.0, 2.0, 3.0}).view({3, 1});
+  const Tensor b = tensor({4.0}).view({1, 1});
+  const Tensor c = tensor({5.0, 6.0}).view({2, 1});
+  const Tensor padded =
+      nn::utils::rnn::pad_sequence({a, b, c}, /*batch_first=*/false, -1.0);
+  ASSERT_EQ(padded.sizes(), IntList({3, 3, 1}));
+  // PyTorch: pad_sequence([a, b, c], padding_value=-1)[..., 0]
+  EXPECT_TRUE(
+      all_close(padded.view({3, 3}),
+                tensor({1.0, 4.0, 5.0, 2.0, -1.0, 6.0, 3.0, -1.0, -1.0}).view({3, 3}),
+                0,
+                0));
+}
+
+TEST(PadSequence, BatchFirstPutsTheSequencesInDimZero) {
+  const Tensor a = randn({4, 2, 3});
+  const Tensor b = randn({2, 2, 3});
+  const Tensor padded = nn::utils::rnn::pad_sequence({a, b}, /*batch_first=*/true);
+  ASSERT_EQ(padded.sizes(), IntList({2, 4, 2, 3}));
+  EXPECT_TRUE(all_close(padded.select(0, 0), a, 0, 0));
+  EXPECT_TRUE(all_close(padded.select(0, 1).narrow(0, 0, 2), b, 0, 0));
+  EXPECT_TRUE(all_close(padded.select(0, 1).narrow(0, 2, 2), zeros({2, 2, 3}), 0, 0));
+}
+
+TEST(PadSequence, GradientsReachEverySequenceAndSkipThePadding) {
+  const Tensor a = randn({3, 2}, kFloat64).requires_grad_();
+  const Tensor b = randn({1, 2}, kFloat64).requires_grad_();
+  EXPECT_TRUE(autograd::gradcheck(
+      [](const autograd::tensor_list& in) {
+        return nn::utils::rnn::pad_sequence(in, false, 0.5);
+      },
+      {a, b}));
+  const Tensor weights = arange(12, kFloat64).view({3, 2, 2});
+  (nn::utils::rnn::pad_sequence({a, b}) * weights).sum().backward();
+  EXPECT_TRUE(all_close(a.grad(), weights.select(1, 0), 0, 0));
+  EXPECT_TRUE(all_close(b.grad(), weights.select(1, 1).narrow(0, 0, 1), 0, 0));
+}
+
+TEST(PadSequence, RefusesMismatchedSequencesNamingThem) {
+  EXPECT_TRUE(
+      throws_with([] { nn::utils::rnn::pad_sequence({}); }, "at least one sequence"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        nn::utils::rnn::pad_sequence({zeros({2, 3}), zeros({2, 4})});
+      },
+      "sequence 1 has sizes [2, 4] but sequence 0 has [2, 3]"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        nn::utils::rnn::pad_sequence({zeros({2}), zeros({2}, kFloat64)});
+      },
+      "sequence 1 is float64"));
+  EXPECT_TRUE(throws_with([] { nn::utils::rnn::pad_sequence({zeros({})}); }, "0-dim"));
 }
 
 }  // namespace
