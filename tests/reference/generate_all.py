@@ -18,6 +18,7 @@ import torch  # noqa: E402
 import attention  # noqa: E402
 import batch_norm  # noqa: E402
 import conv_transpose  # noqa: E402
+import libtorch_ports  # noqa: E402
 import mlp  # noqa: E402
 import nn_utils  # noqa: E402
 import norms_pooling  # noqa: E402
@@ -45,6 +46,7 @@ def main(argv):
         attention.write_all(outdir, dtype, name)
         norms_pooling.write_all(outdir, dtype, name)
     schedulers.write_all(outdir)
+    libtorch_ports.write_all(outdir)
     return 0
 
 
