@@ -9,5 +9,6 @@
 
 #include "tandem/io/atomic_file.h"
 #include "tandem/io/checkpoint.h"
+#include "tandem/io/image_grid.h"
 #include "tandem/io/module_io.h"
 #include "tandem/io/safetensors.h"
