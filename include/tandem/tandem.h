@@ -27,6 +27,7 @@
 #include "tandem/core/warning.h"
 
 #include "tandem/autograd/engine.h"
+#include "tandem/autograd/function.h"
 #include "tandem/autograd/gradcheck.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/graph/node.h"
