@@ -320,7 +320,8 @@ tensor_list CustomFunctionCall::run_backward(State& state, tensor_list& grads) {
                "; return an undefined Tensor for a non-tensor argument or an input "
                "that needs no gradient");
 
-  const std::shared_ptr<Node> node = ctx.node_.lock();  // alive: it runs us
+  const std::shared_ptr<Node> node = ctx.node_.lock();
+  TANDEM_INTERNAL_ASSERT(node != nullptr, ctx.name_, ": backward ran without its node");
   const std::vector<Edge>& edges = node->next_edges();
   tensor_list input_grads;  // one per tensor argument (next edge)
   input_grads.reserve(edges.size());

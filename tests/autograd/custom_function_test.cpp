@@ -4,7 +4,9 @@
 // context's marks, freeing the context with the graph, and a custom
 // function inside nn::DataParallel.
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "support/tensor_testing.h"
@@ -137,20 +139,6 @@ TEST(CustomFunction, SavedDataCarriesValuesOfEveryKindToBackward) {
   const Tensor x = randn({2, 3}, f64_grad());
   KeepsValues::apply(x, 3, std::string("scaled")).sum().backward();
   EXPECT_TRUE(all_close(x.grad(), full({2, 3}, 3.0, kFloat64)));
-}
-
-TEST(IValue, ReadingAnotherKindNamesBoth) {
-  const IValue n = 5;
-  EXPECT_TRUE(n.isInt());
-  EXPECT_EQ(n.toInt(), 5);
-  EXPECT_TRUE(throws_with([&] { n.toDouble(); },
-                          "IValue::toDouble: expected Double but got Int"));
-  EXPECT_TRUE(
-      throws_with([] { IValue().toTensor(); },
-                  "IValue::toTensor: expected Tensor but got None (a saved_data key "
-                  "that was never set reads as None)"));
-  EXPECT_EQ(IValue("text").tagKind(), "String");
-  EXPECT_EQ(IValue(int64_t{1} << 40).toInt(), int64_t{1} << 40);
 }
 
 // ---- refusals ----
@@ -321,6 +309,28 @@ TEST(CustomFunction, WithoutMaterializedGradsAMissingGradientIsUndefined) {
   EXPECT_TRUE(all_close(x.grad(), full({3}, 1.0 + 1.0 + 3.0, kFloat64)));
 }
 
+struct FirstOutputUndefined : Function<FirstOutputUndefined> {
+  static variable_list forward(AutogradContext*, const Tensor& x) {
+    return {Tensor(), x * 3};
+  }
+  static variable_list backward(AutogradContext*, variable_list grads) {
+    EXPECT_FALSE(grads[0].defined());
+    return {grads[1] * 3};
+  }
+};
+
+TEST(CustomFunction, AnUndefinedOutputGetsAnUndefinedGradient) {
+  const Tensor x =
+      randn({2}, TensorOptions(kFloat64).device(Device("cpu:1")).requires_grad(true));
+  const variable_list out = FirstOutputUndefined::apply(x);
+  EXPECT_FALSE(out[0].defined());
+  // The node's device is its first output's: here a stand-in on x's device.
+  EXPECT_EQ(out[1].grad_fn()->device(), Device("cpu:1"));
+  out[1].sum().backward();
+  EXPECT_TRUE(all_close(x.grad(),
+                        full({2}, 3.0, TensorOptions(kFloat64).device(Device("cpu:1")))));
+}
+
 // Records needs_input_grad for (x, w) in forward and in backward.
 std::vector<bool> needs_in_forward, needs_in_backward;
 struct RecordsNeeds : Function<RecordsNeeds> {
@@ -429,6 +439,10 @@ TEST(CustomFunction, TheContextGoesWithTheGraph) {
 
 // ---- DataParallel ----
 
+// The devices CustomLayer's forward ran on (replicas run at once).
+std::mutex seen_mutex;
+std::set<Device> devices_seen;
+
 // A layer whose forward is two custom functions.
 struct CustomLayerImpl : nn::Cloneable<CustomLayerImpl> {
   CustomLayerImpl() { reset(); }
@@ -437,6 +451,10 @@ struct CustomLayerImpl : nn::Cloneable<CustomLayerImpl> {
     bias = register_parameter("bias", randn({3}, kFloat64));
   }
   Tensor forward(const Tensor& x) {
+    {
+      const std::lock_guard<std::mutex> lock(seen_mutex);
+      devices_seen.insert(x.device());
+    }
     return ScaledExp::apply(Affine::apply(x, weight, bias) * 0.1, 1.5);
   }
   Tensor weight, bias;
@@ -452,7 +470,9 @@ TEST(CustomFunction, DataParallelGivesTheGradientsOfOneDevice) {
 
   nn::DataParallel dp(
       layer, nn::DataParallelOptions().device_ids({Device("cpu:0"), Device("cpu:1")}));
+  devices_seen.clear();
   const Tensor y = dp(x);
+  EXPECT_EQ(devices_seen, (std::set<Device>{Device("cpu:0"), Device("cpu:1")}));
   EXPECT_TRUE(all_close(y, reference->forward(x), 1e-12, 1e-12));
   y.sum().backward();
   EXPECT_TRUE(all_close(layer->weight.grad(), reference->weight.grad(), 1e-12, 1e-12));

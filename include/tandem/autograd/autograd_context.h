@@ -4,14 +4,15 @@
 // graph keeps it until backward has run (or, with retain_graph, until the
 // graph is freed).
 //
-//   static Tensor forward(AutogradContext* ctx, Tensor x, double c) {
+//   static Tensor forward(AutogradContext* ctx, Tensor x, double c) {  // c x^2
 //     ctx->save_for_backward({x});
 //     ctx->saved_data["c"] = c;
-//     return x * c;
+//     return x * x * c;
 //   }
 //   static variable_list backward(AutogradContext* ctx, variable_list g) {
 //     Tensor x = ctx->get_saved_variables()[0];
-//     return {g[0] * ctx->saved_data["c"].toDouble(), Tensor()};
+//     double c = ctx->saved_data["c"].toDouble();
+//     return {g[0] * x * (2 * c), Tensor()};  // none for the double
 //   }
 #pragma once
 
