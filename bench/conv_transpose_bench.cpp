@@ -7,8 +7,8 @@
 //   ConvTranspose2d(64, 1, 4, 2, 1)    -> Tanh                  [64, 1, 32, 32]
 // (no bias before batch norm, as in the DCGAN paper), MSE against a fixed
 // target, then backward; and each ConvTranspose2d alone, forward + backward.
-// bench/vs_pytorch/dcgan_vs_pytorch.py runs the same steps in PyTorch and
-// prints the ratios.
+// bench/vs_pytorch/layers_vs_pytorch.py runs the same step in PyTorch and
+// LibTorch and prints the ratios.
 #include <benchmark/benchmark.h>
 
 #include "tandem/tandem.h"

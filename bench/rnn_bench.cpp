@@ -2,7 +2,8 @@
 // examples (word_language_model, "medium": embedding 650, 2 layers of
 // hidden 650, dropout 0.5, seq 35, batch 20), on 1 and 2 threads: the input
 // needs a gradient (it comes from the embedding), the loss is sum(out * g).
-// bench/vs_pytorch/torch_lstm_step.py times the same step in PyTorch.
+// bench/vs_pytorch/layers_vs_pytorch.py times the same step in PyTorch and
+// LibTorch and prints the ratios.
 #include <benchmark/benchmark.h>
 
 #include "tandem/tandem.h"

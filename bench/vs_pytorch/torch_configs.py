@@ -25,9 +25,15 @@ a configuration by re-executing itself (apply) before it imports torch.
 """
 
 import os
+import shutil
 import sys
 
 OPENBLAS_OPENMP_DIR = "/usr/lib/x86_64-linux-gnu/openblas-openmp"
+
+# One-thread runs of every framework run on core 0: a VM's cores can differ
+# in speed (on this project's, core 1 ran the same step 25% slower than core 0
+# on 2026-12-01), and an unpinned run lands on either.
+ONE_CORE = ["taskset", "-c", "0"] if shutil.which("taskset") else []
 
 # Every variable a configuration decides; none is inherited.
 CONTROLLED = (
@@ -112,7 +118,8 @@ def apply(name, threads):
 
 def loaded_blas():
     """The BLAS libraries this process has mapped, e.g. 'openblas-openmp', and
-    OpenBLAS's own report of its threading and thread count when it is loaded."""
+    OpenBLAS's own report of its threading, thread count and kernels when it
+    is loaded."""
     paths = set()
     with open("/proc/self/maps") as maps:
         for line in maps:
@@ -128,5 +135,7 @@ def loaded_blas():
             lib = ctypes.CDLL(path)
             info["blas_parallel"] = ["serial", "pthread", "openmp"][lib.openblas_get_parallel()]
             info["blas_threads"] = lib.openblas_get_num_threads()
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            info["blas_kernels"] = lib.openblas_get_corename().decode()
             break
     return info
