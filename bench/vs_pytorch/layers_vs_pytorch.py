@@ -99,9 +99,9 @@ Model = collections.namedtuple(
     "Model", "title batch benchmark torch_step run probe repetitions")
 MODELS = {
     "lstm": Model("LSTM 2x650, seq 35, batch 20", 20, "BM_LstmWordLanguageModelStep",
-                  torch_lstm, run=(10, 2), probe=(3, 1), repetitions=LSTM_REPETITIONS),
+                  torch_lstm, run=(8, 2), probe=(2, 1), repetitions=LSTM_REPETITIONS),
     "dcgan": Model("DCGAN generator, batch 64", 64, "BM_DcganGeneratorStep", torch_dcgan,
-                   run=(20, 3), probe=(5, 2), repetitions=None),
+                   run=(15, 3), probe=(3, 1), repetitions=None),
 }
 
 
