@@ -58,7 +58,9 @@ def main(tandem):
     expect(invariant["micro_batch"] == 4, invariant)
     check(bench(tandem, "bench", "--model", "cnn", "--batch-size", "4", "--steps", "2",
                 "--threads", "1"), "cnn", 4, "cpu:0", 1, 2)
-    for flags, message in [(["--model", "resnet"], "unknown model 'resnet'"),
+    check(bench(tandem, "bench", "--model", "resnet", "--batch-size", "4", "--steps", "2",
+                "--threads", "1"), "resnet", 4, "cpu:0", 1, 2)
+    for flags, message in [(["--model", "resnet9000"], "unknown model 'resnet9000'"),
                            (["--steps", "0"], "--steps: expects a whole number >= 1"),
                            (["--batch-size", "-1"],
                             "--batch-size: expects a whole number >= 1"),
