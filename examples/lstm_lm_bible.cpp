@@ -35,7 +35,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -231,11 +230,16 @@ struct Runner {
     return TensorTree{h, h.clone()};
   }
 
+  // The steps of the segment of `data` that starts at `row`.
+  int64_t segment_length(const Tensor& data, int64_t row) const {
+    return std::min(settings.bptt, data.size(0) - 1 - row);
+  }
+
   // One segment of `data` from `row`: {loss, the final state, detached}.
   std::pair<Tensor, TensorTree> segment(const Tensor& data,
                                         int64_t row,
                                         const TensorTree& state) {
-    const int64_t length = std::min(settings.bptt, data.size(0) - 1 - row);
+    const int64_t length = segment_length(data, row);
     Tensor input = data.narrow(0, row, length).to(settings.devices.front());
     Tensor target = data.narrow(0, row + 1, length).to(settings.devices.front());
     TensorTree out = parallel->forward(TensorTree{input, state});
@@ -256,7 +260,7 @@ struct Runner {
     for (int64_t row = 0; row + 1 < data.size(0) && steps < settings.max_steps;
          row += settings.bptt, ++steps) {
       auto [loss, next] = segment(data, row, state);
-      const int64_t length = std::min(settings.bptt, data.size(0) - 1 - row);
+      const int64_t length = segment_length(data, row);
       total += loss.item<double>() * static_cast<double>(length);
       count += length;
       state = next;
