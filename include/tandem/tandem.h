@@ -20,9 +20,12 @@
 #include "tandem/core/error.h"
 #include "tandem/core/executor.h"
 #include "tandem/core/generator.h"
+#include "tandem/core/optional.h"
 #include "tandem/core/profiler.h"
 #include "tandem/core/sample_keys.h"
+#include "tandem/core/str.h"
 #include "tandem/core/tensor.h"
+#include "tandem/core/tensor_accessor.h"
 #include "tandem/core/tensor_options.h"
 #include "tandem/core/warning.h"
 

@@ -1,6 +1,8 @@
 #include "tandem/ops/factory.h"
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "ops/op_utils.h"
 
@@ -138,6 +140,67 @@ Tensor randint(int64_t low,
   Tensor t = detail::make_empty(sizes, options.dtype(), options.device());
   detail::kernels_for(t).randint(t, low, high, gen);
   return finish(t, options);
+}
+
+namespace {
+
+// PyTorch's linspace arithmetic, in T (float32 values are computed in
+// float, as there; integers step in double). Each value is one fused
+// multiply-add, rounded once: PyTorch's CPU kernels are compiled with FMA
+// contraction, and a separate multiply and add differ in the last bit
+// (linspace(-1.3, 2.9, 7)[3] would be 0.80000019 instead of 0.80000013).
+template <typename T>
+void fill_linspace(double* out, double start, double end, int64_t steps) {
+  using Step = std::conditional_t<std::is_floating_point_v<T>, T, double>;
+  const auto s = static_cast<Step>(static_cast<T>(start));
+  const auto e = static_cast<Step>(static_cast<T>(end));
+  const Step step = (e - s) / static_cast<Step>(steps - 1);
+  const int64_t halfway = steps / 2;
+  for (int64_t i = 0; i < steps; ++i) {
+    const Step v = i < halfway ? std::fma(step, static_cast<Step>(i), s)
+                               : std::fma(-step, static_cast<Step>(steps - i - 1), e);
+    out[i] = static_cast<double>(static_cast<T>(v));
+  }
+}
+
+}  // namespace
+
+Tensor linspace(Scalar start, Scalar end, int64_t steps, const TensorOptions& options) {
+  TANDEM_CHECK(
+      steps >= 0, "linspace: expected a non-negative number of steps, got ", steps);
+  TANDEM_CHECK(options.dtype() != kBool, "linspace: not implemented for bool");
+  Tensor host = detail::make_empty({steps}, kFloat64, Device(kCPU));
+  auto* p = host.data_ptr<double>();
+  if (steps == 1) {
+    p[0] = start;
+  } else if (steps > 1) {
+    switch (options.dtype()) {
+      case kFloat32:
+        fill_linspace<float>(p, start, end, steps);
+        break;
+      case kFloat64:
+        fill_linspace<double>(p, start, end, steps);
+        break;
+      case kInt64:
+        fill_linspace<int64_t>(p, start, end, steps);
+        break;
+      default:
+        fill_linspace<uint8_t>(p, start, end, steps);
+        break;
+    }
+  }
+  return finish(host.to(options.device(), options.dtype()), options);
+}
+
+Tensor eye(int64_t n, const TensorOptions& options) { return eye(n, n, options); }
+
+Tensor eye(int64_t n, int64_t m, const TensorOptions& options) {
+  TANDEM_CHECK(
+      n >= 0 && m >= 0, "eye: expected non-negative sizes, got n=", n, " and m=", m);
+  Tensor host = zeros({n, m}, kFloat64);
+  auto* p = host.data_ptr<double>();
+  for (int64_t i = 0; i < std::min(n, m); ++i) p[i * m + i] = 1;
+  return finish(host.to(options.device(), options.dtype()), options);
 }
 
 Tensor rand_like(const Tensor& t) { return rand(t.sizes(), t.options()); }

@@ -6,6 +6,7 @@
 #include "ops/op_utils.h"
 #include "ops/write_through_view.h"
 #include "tandem/graph/node.h"
+#include "tandem/ops/activation.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
 
@@ -68,6 +69,41 @@ Tensor& inplace_unary(const char* op,
   detail::kernels_for(self).unary(kind, self, self, a, b);
   self.bump_version();
   return self;
+}
+
+// A floating-point function (exp, log, ...) in place: an integral tensor
+// cannot hold its float result, as in PyTorch.
+template <typename OutOfPlace>
+Tensor& inplace_floating(const char* op,
+                         Tensor& self,
+                         UnaryOp kind,
+                         OutOfPlace out_of_place) {
+  detail::check_defined(op, self, "self");
+  check_result_fits(op, self, self.is_floating_point() ? self.dtype() : kFloat32);
+  return inplace_unary(op, self, kind, 0, 0, out_of_place);
+}
+
+// A comparison stored in place: computed out of place (bool, no gradient)
+// and copied in, converted to self's dtype.
+Tensor& inplace_comparison(const char* op, Tensor& self, const Tensor& result) {
+  autograd::check_inplace(self, op, /*reads_self=*/false);
+  TANDEM_CHECK(result.sizes() == self.sizes(),
+               op,
+               ": the result of shape ",
+               result.sizes(),
+               " does not fit in place in a tensor of shape ",
+               self.sizes());
+  return self.copy_(result);
+}
+
+// masked_fill_: the out-of-place result copied in, once it is known to fit.
+Tensor& inplace_masked_fill(Tensor& self, const Tensor& mask, const Tensor& filled) {
+  TANDEM_CHECK(filled.sizes() == self.sizes(),
+               "masked_fill_: the mask of shape ",
+               mask.sizes(),
+               " does not broadcast to the tensor's shape ",
+               self.sizes());
+  return self.copy_(filled);
 }
 
 }  // namespace
@@ -142,6 +178,83 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
                        max.value_or(INFINITY),
                        [&](const Tensor& s) { return tandem::clamp(s, min, max); });
 }
+
+Tensor& Tensor::neg_() {
+  TANDEM_CHECK(!defined() || dtype() != kBool,
+               "neg_: negation of a bool tensor is not supported; use logical_not");
+  return inplace_unary(
+      "neg_", *this, UnaryOp::Neg, 0, 0, [](const Tensor& s) { return tandem::neg(s); });
+}
+
+Tensor& Tensor::abs_() {
+  return inplace_unary(
+      "abs_", *this, UnaryOp::Abs, 0, 0, [](const Tensor& s) { return tandem::abs(s); });
+}
+
+Tensor& Tensor::exp_() {
+  return inplace_floating(
+      "exp_", *this, UnaryOp::Exp, [](const Tensor& s) { return tandem::exp(s); });
+}
+
+Tensor& Tensor::log_() {
+  return inplace_floating(
+      "log_", *this, UnaryOp::Log, [](const Tensor& s) { return tandem::log(s); });
+}
+
+Tensor& Tensor::sqrt_() {
+  return inplace_floating(
+      "sqrt_", *this, UnaryOp::Sqrt, [](const Tensor& s) { return tandem::sqrt(s); });
+}
+
+Tensor& Tensor::sigmoid_() {
+  return inplace_floating("sigmoid_", *this, UnaryOp::Sigmoid, [](const Tensor& s) {
+    return tandem::sigmoid(s);
+  });
+}
+
+Tensor& Tensor::tanh_() {
+  return inplace_floating(
+      "tanh_", *this, UnaryOp::Tanh, [](const Tensor& s) { return tandem::tanh(s); });
+}
+
+Tensor& Tensor::pow_(Scalar exponent) {
+  check_result_fits("pow_", *this, detail::scalar_result_type(*this, exponent));
+  return inplace_unary(
+      "pow_", *this, UnaryOp::PowScalar, exponent, 0, [&](const Tensor& s) {
+        return tandem::pow(s, exponent);
+      });
+}
+
+Tensor& Tensor::masked_fill_(const Tensor& mask, Scalar value) {
+  autograd::check_inplace(*this, "masked_fill_");
+  return inplace_masked_fill(*this, mask, tandem::masked_fill(*this, mask, value));
+}
+
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
+  autograd::check_inplace(*this, "masked_fill_");
+  return inplace_masked_fill(*this, mask, tandem::masked_fill(*this, mask, value));
+}
+
+Tensor& Tensor::addcmul_(const Tensor& tensor1, const Tensor& tensor2, Scalar value) {
+  return add_(tandem::mul(tensor1, tensor2), value);
+}
+
+Tensor& Tensor::addcdiv_(const Tensor& tensor1, const Tensor& tensor2, Scalar value) {
+  return add_(tandem::div(tensor1, tensor2), value);
+}
+
+Tensor& Tensor::eq_(const Tensor& o) { return inplace_comparison("eq_", *this, eq(o)); }
+Tensor& Tensor::eq_(Scalar o) { return inplace_comparison("eq_", *this, eq(o)); }
+Tensor& Tensor::ne_(const Tensor& o) { return inplace_comparison("ne_", *this, ne(o)); }
+Tensor& Tensor::ne_(Scalar o) { return inplace_comparison("ne_", *this, ne(o)); }
+Tensor& Tensor::lt_(const Tensor& o) { return inplace_comparison("lt_", *this, lt(o)); }
+Tensor& Tensor::lt_(Scalar o) { return inplace_comparison("lt_", *this, lt(o)); }
+Tensor& Tensor::le_(const Tensor& o) { return inplace_comparison("le_", *this, le(o)); }
+Tensor& Tensor::le_(Scalar o) { return inplace_comparison("le_", *this, le(o)); }
+Tensor& Tensor::gt_(const Tensor& o) { return inplace_comparison("gt_", *this, gt(o)); }
+Tensor& Tensor::gt_(Scalar o) { return inplace_comparison("gt_", *this, gt(o)); }
+Tensor& Tensor::ge_(const Tensor& o) { return inplace_comparison("ge_", *this, ge(o)); }
+Tensor& Tensor::ge_(Scalar o) { return inplace_comparison("ge_", *this, ge(o)); }
 
 Tensor& Tensor::zero_() { return fill_(0); }
 

@@ -270,4 +270,29 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   return out;
 }
 
+Tensor dot(const Tensor& a, const Tensor& b) {
+  check_operands("dot", a, "self", b, "other");
+  TANDEM_CHECK(a.dim() == 1 && b.dim() == 1,
+               "dot: expected two 1-D tensors, got shapes ",
+               a.sizes(),
+               " and ",
+               b.sizes());
+  TANDEM_CHECK(a.size(0) == b.size(0),
+               "dot: expected tensors of one length, got shapes ",
+               a.sizes(),
+               " and ",
+               b.sizes());
+  return matmul(a, b);
+}
+
+Tensor mv(const Tensor& matrix, const Tensor& vec) {
+  check_operands("mv", matrix, "self", vec, "vec");
+  TANDEM_CHECK(matrix.dim() == 2 && vec.dim() == 1,
+               "mv: expected a 2-D matrix and a 1-D vector, got shapes ",
+               matrix.sizes(),
+               " and ",
+               vec.sizes());
+  return matmul(matrix, vec);
+}
+
 }  // namespace tandem

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "ops/op_utils.h"
+#include "ops/reduction_dims.h"
 #include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/factory.h"
@@ -18,6 +19,9 @@ namespace {
 using autograd::SavedVariable;
 using autograd::tensor_list;
 using backend::ReduceOp;
+using detail::normalize_dims;
+using detail::reduced_count;
+using detail::reduced_shape;
 
 // `x` itself when contiguous, else a contiguous copy; no autograd.
 Tensor contiguous_raw(const Tensor& x) {
@@ -30,38 +34,6 @@ Tensor contiguous_raw(const Tensor& x) {
 Tensor reshape_raw(const Tensor& contiguous, const IntList& sizes) {
   return detail::raw_view(
       contiguous, sizes, contiguous_strides(sizes), contiguous.storage_offset());
-}
-
-// Sorted, wrapped, duplicate-free dims; an empty list means every dim.
-IntList normalize_dims(const char* op, const Tensor& x, const IntList& dims) {
-  IntList out;
-  if (dims.empty()) {
-    for (int64_t d = 0; d < x.dim(); ++d) out.push_back(d);
-    return out;
-  }
-  for (int64_t dim : dims) out.push_back(wrap_dim(dim, x.dim(), op));
-  std::sort(out.begin(), out.end());
-  auto dup = std::adjacent_find(out.begin(), out.end());
-  TANDEM_CHECK(dup == out.end(),
-               op,
-               ": dim ",
-               *dup,
-               " appears multiple times in the list of dims ",
-               dims);
-  return out;
-}
-
-// x's sizes with the reduced dims set to 1 (keepdim) or removed.
-IntList reduced_shape(const IntList& sizes, const IntList& dims, bool keepdim) {
-  IntList out;
-  for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
-    bool reduced = std::binary_search(dims.begin(), dims.end(), d);
-    if (!reduced)
-      out.push_back(sizes[d]);
-    else if (keepdim)
-      out.push_back(1);
-  }
-  return out;
 }
 
 // The sum of x over `dims` (normalized), without autograd. Integral and
@@ -98,14 +70,6 @@ Tensor sum_raw(const Tensor& x, const IntList& dims_in, bool keepdim) {
     end = begin;
   }
   return reshape_raw(cur, reduced_shape(x.sizes(), dims_in, keepdim));
-}
-
-// Number of elements each output of a reduction over `dims` combines.
-int64_t reduced_count(const Tensor& x, const IntList& dims) {
-  int64_t n = 1;
-  if (x.dim() == 0) return n;
-  for (int64_t d : dims) n *= x.sizes()[d];
-  return n;
 }
 
 // Spreads a reduction's gradient back over x's shape.

@@ -314,4 +314,25 @@ Tensor contiguous(const Tensor& x) {
   return x.contiguous();
 }
 
+Tensor repeat(const Tensor& x, const IntList& repeats) {
+  detail::check_defined("repeat", x, "self");
+  TANDEM_CHECK(static_cast<int64_t>(repeats.size()) >= x.dim(),
+               "repeat: expected at least as many repeats as dims, got repeats ",
+               repeats,
+               " for shape ",
+               x.sizes());
+  const size_t lead = repeats.size() - static_cast<size_t>(x.dim());
+  // x as [1, s0, 1, s1, ...], expanded to [r0, s0, r1, s1, ...] and merged
+  // pairwise: each block is a whole copy of x.
+  IntList spread, tiled, merged;
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    TANDEM_CHECK(repeats[d] >= 0, "repeat: expected non-negative repeats, got ", repeats);
+    const int64_t size = d < lead ? 1 : x.sizes()[d - lead];
+    spread.insert(spread.end(), {1, size});
+    tiled.insert(tiled.end(), {repeats[d], size});
+    merged.push_back(repeats[d] * size);
+  }
+  return x.reshape(spread).expand(tiled).reshape(merged);
+}
+
 }  // namespace tandem

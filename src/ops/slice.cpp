@@ -1,4 +1,5 @@
-// Slicing views: narrow, select, split and chunk, each with its backward.
+// Slicing views: narrow, select, split, chunk and unbind, each with its
+// backward.
 #include <algorithm>
 #include <vector>
 
@@ -166,6 +167,16 @@ std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim) {
   // Equal chunks of ceil(size / chunks): there may be fewer than `chunks`.
   if (size == 0) return split_views(x, IntList(chunks, 0), d);
   return split(x, (size + chunks - 1) / chunks, d);
+}
+
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim) {
+  detail::check_defined("unbind", x, "self");
+  TANDEM_CHECK(x.dim() > 0, "unbind: expected at least a 1-dimensional tensor");
+  const int64_t d = wrap_dim(dim, x.dim(), "unbind");
+  std::vector<Tensor> slices;
+  slices.reserve(x.sizes()[d]);
+  for (int64_t i = 0; i < x.sizes()[d]; ++i) slices.push_back(select(x, d, i));
+  return slices;
 }
 
 }  // namespace tandem

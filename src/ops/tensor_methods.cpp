@@ -38,6 +38,12 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
   return tandem::flatten(*this, start, end);
 }
 Tensor Tensor::expand(const IntList& s) const { return tandem::expand(*this, s); }
+std::vector<Tensor> Tensor::unbind(int64_t dim) const {
+  return tandem::unbind(*this, dim);
+}
+Tensor Tensor::repeat(const IntList& repeats) const {
+  return tandem::repeat(*this, repeats);
+}
 
 Tensor Tensor::add(const Tensor& o, Scalar alpha) const {
   return tandem::add(*this, o, alpha);
@@ -58,6 +64,24 @@ Tensor Tensor::exp() const { return tandem::exp(*this); }
 Tensor Tensor::log() const { return tandem::log(*this); }
 Tensor Tensor::sqrt() const { return tandem::sqrt(*this); }
 Tensor Tensor::abs() const { return tandem::abs(*this); }
+Tensor Tensor::rsqrt() const { return tandem::rsqrt(*this); }
+Tensor Tensor::square() const { return tandem::square(*this); }
+Tensor Tensor::reciprocal() const { return tandem::reciprocal(*this); }
+Tensor Tensor::sign() const { return tandem::sign(*this); }
+Tensor Tensor::maximum(const Tensor& o) const { return tandem::maximum(*this, o); }
+Tensor Tensor::minimum(const Tensor& o) const { return tandem::minimum(*this, o); }
+Tensor Tensor::masked_fill(const Tensor& mask, Scalar value) const {
+  return tandem::masked_fill(*this, mask, value);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
+  return tandem::masked_fill(*this, mask, value);
+}
+Tensor Tensor::addcmul(const Tensor& t1, const Tensor& t2, Scalar value) const {
+  return tandem::addcmul(*this, t1, t2, value);
+}
+Tensor Tensor::addcdiv(const Tensor& t1, const Tensor& t2, Scalar value) const {
+  return tandem::addcdiv(*this, t1, t2, value);
+}
 Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const {
   return tandem::clamp(*this, min, max);
 }
@@ -112,10 +136,39 @@ Tensor Tensor::argmin() const { return tandem::argmin(*this); }
 Tensor Tensor::argmin(int64_t dim, bool keepdim) const {
   return tandem::argmin(*this, dim, keepdim);
 }
+Tensor Tensor::norm(Scalar p) const { return tandem::norm(*this, p); }
+Tensor Tensor::norm(Scalar p, const IntList& dim, bool keepdim) const {
+  return tandem::norm(*this, p, dim, keepdim);
+}
+Tensor Tensor::all() const { return tandem::all(*this); }
+Tensor Tensor::all(int64_t dim, bool keepdim) const {
+  return tandem::all(*this, dim, keepdim);
+}
+Tensor Tensor::any() const { return tandem::any(*this); }
+Tensor Tensor::any(int64_t dim, bool keepdim) const {
+  return tandem::any(*this, dim, keepdim);
+}
+Tensor Tensor::var_all(bool unbiased) const {
+  return tandem::var(*this, IntList{}, unbiased);
+}
+Tensor Tensor::var(const IntList& dim, bool unbiased, bool keepdim) const {
+  return tandem::var(*this, dim, unbiased, keepdim);
+}
+Tensor Tensor::std_all(bool unbiased) const {
+  return tandem::std(*this, IntList{}, unbiased);
+}
+Tensor Tensor::std(const IntList& dim, bool unbiased, bool keepdim) const {
+  return tandem::std(*this, dim, unbiased, keepdim);
+}
+Tensor Tensor::logsumexp(const IntList& dim, bool keepdim) const {
+  return tandem::logsumexp(*this, dim, keepdim);
+}
 
 Tensor Tensor::matmul(const Tensor& o) const { return tandem::matmul(*this, o); }
 Tensor Tensor::mm(const Tensor& o) const { return tandem::mm(*this, o); }
 Tensor Tensor::bmm(const Tensor& o) const { return tandem::bmm(*this, o); }
+Tensor Tensor::dot(const Tensor& o) const { return tandem::dot(*this, o); }
+Tensor Tensor::mv(const Tensor& v) const { return tandem::mv(*this, v); }
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
   return tandem::index_select(*this, dim, index);
 }

@@ -27,6 +27,14 @@ inline constexpr ScalarType kFloat32 = ScalarType::Float;
 inline constexpr ScalarType kFloat = ScalarType::Float;
 inline constexpr ScalarType kFloat64 = ScalarType::Double;
 inline constexpr ScalarType kDouble = ScalarType::Double;
+/// LibTorch's short names. tandem has no int8, int16, int32, float16 or
+/// bfloat16, so kI8, kI16, kI32, kF16 and kBF16 do not exist: a ported
+/// program that uses them fails to compile rather than compute in another
+/// type.
+inline constexpr ScalarType kU8 = ScalarType::Byte;
+inline constexpr ScalarType kI64 = ScalarType::Long;
+inline constexpr ScalarType kF32 = ScalarType::Float;
+inline constexpr ScalarType kF64 = ScalarType::Double;
 
 size_t element_size(ScalarType t);
 std::string_view dtype_name(ScalarType t);  // "float32", "int64", ...

@@ -11,13 +11,13 @@
 
 #include <cstdint>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tandem/core/int_list.h"  // messages print shapes
+#include "tandem/core/str.h"
 
 namespace tandem {
 
@@ -54,14 +54,7 @@ class InternalError : public std::logic_error {
 
 namespace detail {
 
-template <typename... Args>
-std::string str(const Args&... args) {
-  std::ostringstream out;
-  (out << ... << args);
-  return out.str();
-}
-
-inline std::string str() { return {}; }
+using tandem::str;
 
 [[noreturn]] void throw_internal(const char* cond,
                                  const char* file,
@@ -92,6 +85,12 @@ inline std::string str() { return {}; }
           #cond, __FILE__, __LINE__, ::tandem::detail::str(__VA_ARGS__)); \
     }                                                                     \
   } while (false)
+
+// LibTorch's deprecated AT_ASSERT, which renaming torch:: leaves as it is;
+// not defined when ATen already did.
+#ifndef AT_ASSERT
+#define AT_ASSERT(cond, ...) TANDEM_INTERNAL_ASSERT(cond, __VA_ARGS__)
+#endif
 
 #ifdef NDEBUG
 #define TANDEM_INTERNAL_ASSERT_DEBUG_ONLY(cond, ...) \

@@ -15,6 +15,8 @@
 // dispatch to the device's kernels and record autograd history.
 #pragma once
 
+#include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,6 +29,7 @@
 #include "tandem/core/device.h"
 #include "tandem/core/dtype.h"
 #include "tandem/core/error.h"
+#include "tandem/core/tensor_accessor.h"
 #include "tandem/core/tensor_impl.h"
 #include "tandem/core/tensor_options.h"
 
@@ -62,6 +65,7 @@ class Tensor {
   TensorImpl* unsafe_impl() const { return impl_.get(); }
   const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+  bool is_same_size(const Tensor& other) const { return sizes() == other.sizes(); }
 
   const IntList& sizes() const { return impl().sizes(); }
   const IntList& strides() const { return impl().strides(); }
@@ -93,6 +97,20 @@ class Tensor {
   T* mutable_data_ptr() const {
     return data_ptr<T>();
   }
+  /// LibTorch's older spelling of data_ptr<T>().
+  template <typename T>
+  T* data() const {
+    return data_ptr<T>();
+  }
+  /// LibTorch's Tensor::data(): the same values (shared storage) without
+  /// autograd history and not requiring grad, as detach().
+  Tensor data() const { return detach(); }
+  /// Indexed access to a CPU tensor of N dims holding T (see
+  /// tensor_accessor.h); not on a temporary, whose memory would go with it.
+  template <typename T, size_t N>
+  TensorAccessor<T, N> accessor() const&;
+  template <typename T, size_t N>
+  TensorAccessor<T, N> accessor() && = delete;
 
   /// The value of a one-element tensor, converted to T.
   template <typename T>
@@ -117,6 +135,8 @@ class Tensor {
   Tensor to(DeviceType type, bool non_blocking = false, bool copy = false) const {
     return to(Device(type), non_blocking, copy);
   }
+  /// This tensor in other's dtype, on other's device.
+  Tensor type_as(const Tensor& other) const { return to(other.device(), other.dtype()); }
   Tensor cpu() const { return to(Device(kCPU)); }
   Tensor cuda() const { return to(Device(kCUDA)); }
   Tensor contiguous() const;
@@ -169,6 +189,15 @@ class Tensor {
   // ---- views ----
   Tensor view(const IntList& sizes) const;
   Tensor reshape(const IntList& sizes) const;
+  /// x.view(-1): see Note [Sizes given as one integer] in ops/factory.h.
+  template <std::integral I>
+  Tensor view(I size) const {
+    return view(IntList{static_cast<int64_t>(size)});
+  }
+  template <std::integral I>
+  Tensor reshape(I size) const {
+    return reshape(IntList{static_cast<int64_t>(size)});
+  }
   Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
   Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
@@ -193,6 +222,10 @@ class Tensor {
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor expand(const IntList& sizes) const;
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  /// The slices along `dim`, each without that dim.
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  /// Tiles the tensor repeats[d] times along each dim (a copy).
+  Tensor repeat(const IntList& repeats) const;
 
   // ---- elementwise ----
   Tensor add(const Tensor& other, Scalar alpha = 1) const;
@@ -210,6 +243,21 @@ class Tensor {
   Tensor log() const;
   Tensor sqrt() const;
   Tensor abs() const;
+  Tensor rsqrt() const;
+  Tensor square() const;
+  Tensor reciprocal() const;
+  Tensor sign() const;
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  /// Elementwise, as maximum/minimum (LibTorch's overloads of max and min).
+  Tensor max(const Tensor& other) const { return maximum(other); }
+  Tensor min(const Tensor& other) const { return minimum(other); }
+  /// value where mask (bool, broadcast to this shape) is true, else self.
+  Tensor masked_fill(const Tensor& mask, Scalar value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  /// self + value * tensor1 * tensor2, and self + value * tensor1 / tensor2.
+  Tensor addcmul(const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1) const;
+  Tensor addcdiv(const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1) const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = {}) const;
   Tensor clamp_min(Scalar min) const;
   Tensor clamp_max(Scalar max) const;
@@ -242,6 +290,32 @@ class Tensor {
   Tensor& div_(Scalar other);
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = {});
   Tensor& relu_();
+  Tensor& neg_();
+  Tensor& exp_();
+  Tensor& log_();
+  Tensor& sqrt_();
+  Tensor& abs_();
+  Tensor& sigmoid_();
+  Tensor& tanh_();
+  Tensor& pow_(Scalar exponent);
+  Tensor& masked_fill_(const Tensor& mask, Scalar value);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+  Tensor& addcmul_(const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1);
+  Tensor& addcdiv_(const Tensor& tensor1, const Tensor& tensor2, Scalar value = 1);
+  /// Comparisons stored in place: 1 where true, 0 where false, in self's
+  /// dtype.
+  Tensor& eq_(const Tensor& other);
+  Tensor& eq_(Scalar other);
+  Tensor& ne_(const Tensor& other);
+  Tensor& ne_(Scalar other);
+  Tensor& lt_(const Tensor& other);
+  Tensor& lt_(Scalar other);
+  Tensor& le_(const Tensor& other);
+  Tensor& le_(Scalar other);
+  Tensor& gt_(const Tensor& other);
+  Tensor& gt_(Scalar other);
+  Tensor& ge_(const Tensor& other);
+  Tensor& ge_(Scalar other);
   Tensor& zero_();
   Tensor& fill_(Scalar value);
   Tensor& uniform_(double from = 0, double to = 1);
@@ -262,17 +336,61 @@ class Tensor {
   Tensor argmax(int64_t dim, bool keepdim = false) const;
   Tensor argmin() const;
   Tensor argmin(int64_t dim, bool keepdim = false) const;
+  /// The p-norm over all elements or over `dim` (p may be INFINITY).
+  Tensor norm(Scalar p = 2) const;
+  Tensor norm(Scalar p, const IntList& dim, bool keepdim = false) const;
+  template <std::integral I>
+  Tensor norm(Scalar p, I dim, bool keepdim = false) const {
+    return norm(p, IntList{static_cast<int64_t>(dim)}, keepdim);
+  }
+  /// Whether all (any) elements are non-zero: bool (uint8 for uint8 input).
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  /// Variance and standard deviation, unbiased (divided by n - 1) by
+  /// default. See Note [var and std overloads] in ops/reduction.h.
+  template <std::same_as<bool> Bool>
+  Tensor var(Bool unbiased) const {
+    return var_all(unbiased);
+  }
+  Tensor var() const { return var_all(/*unbiased=*/true); }
+  Tensor var(const IntList& dim, bool unbiased = true, bool keepdim = false) const;
+  template <std::integral I>
+  Tensor var(I dim, bool unbiased, bool keepdim = false) const {
+    return var(IntList{static_cast<int64_t>(dim)}, unbiased, keepdim);
+  }
+  template <std::same_as<bool> Bool>
+  Tensor std(Bool unbiased) const {
+    return std_all(unbiased);
+  }
+  Tensor std() const { return std_all(/*unbiased=*/true); }
+  Tensor std(const IntList& dim, bool unbiased = true, bool keepdim = false) const;
+  template <std::integral I>
+  Tensor std(I dim, bool unbiased, bool keepdim = false) const {
+    return std(IntList{static_cast<int64_t>(dim)}, unbiased, keepdim);
+  }
+  /// log(sum(exp(x))) over `dim`, without overflow.
+  Tensor logsumexp(const IntList& dim, bool keepdim = false) const;
+  template <std::integral I>
+  Tensor logsumexp(I dim, bool keepdim = false) const {
+    return logsumexp(IntList{static_cast<int64_t>(dim)}, keepdim);
+  }
 
   // ---- linear algebra and indexing ----
   Tensor matmul(const Tensor& other) const;
   Tensor mm(const Tensor& other) const;
   Tensor bmm(const Tensor& other) const;
+  Tensor dot(const Tensor& other) const;
+  Tensor mv(const Tensor& vec) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
 
  private:
+  Tensor var_all(bool unbiased) const;
+  Tensor std_all(bool unbiased) const;
   TensorImpl& impl() const {
     TANDEM_CHECK(impl_ != nullptr, "tensor: operation on an undefined tensor");
     return *impl_;
@@ -350,6 +468,17 @@ T* Tensor::data_ptr() const {
                dtype_of_v<T>,
                " was requested");
   return static_cast<T*>(impl().data());
+}
+
+template <typename T, size_t N>
+TensorAccessor<T, N> Tensor::accessor() const& {
+  TANDEM_CHECK(dim() == static_cast<int64_t>(N),
+               "accessor: expected a tensor of ",
+               N,
+               " dims, got shape ",
+               sizes());
+  TANDEM_CHECK(is_cpu(), "accessor: expected a CPU tensor, got one on ", device());
+  return TensorAccessor<T, N>(data_ptr<T>(), sizes().data(), strides().data());
 }
 
 namespace detail {

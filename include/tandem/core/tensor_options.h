@@ -32,6 +32,15 @@ class TensorOptions {
     o.device_ = device;
     return o;
   }
+  /// .device(kCUDA, 1), as LibTorch's.
+  TensorOptions device(DeviceType type, int index) const {
+    return device(Device(type, index));
+  }
+  /// .dtype<float>(), as LibTorch's.
+  template <typename T>
+  TensorOptions dtype() const {
+    return dtype(dtype_of_v<T>);
+  }
   TensorOptions requires_grad(bool requires_grad) const {
     TensorOptions o = *this;
     o.requires_grad_ = requires_grad;

@@ -7,10 +7,13 @@
 //       [&](const std::string& message) { log.push_back(message); });
 //   ...
 //   tandem::set_warning_handler(previous);
+//   TANDEM_WARN("lr ", lr, " is unusually large");   // LibTorch's TORCH_WARN
 #pragma once
 
 #include <functional>
 #include <string>
+
+#include "tandem/core/str.h"
 
 namespace tandem {
 
@@ -25,3 +28,7 @@ void warn(const std::string& message);
 WarningHandler set_warning_handler(WarningHandler handler);
 
 }  // namespace tandem
+
+/// TORCH_WARN under the name renaming gives: warn() with its arguments
+/// concatenated by tandem::str.
+#define TANDEM_WARN(...) ::tandem::warn(::tandem::str(__VA_ARGS__))

@@ -5,6 +5,7 @@
 //   tandem::io::save(model, "model.safetensors");
 //   tandem::io::load(model, "model.safetensors");
 //   tandem::io::save_checkpoint(checkpoint, "run/checkpoint.safetensors");
+//   tandem::save(optimizer, "optimizer.pt");   // LibTorch's one-call form
 #pragma once
 
 #include "tandem/io/atomic_file.h"
@@ -12,3 +13,4 @@
 #include "tandem/io/image_grid.h"
 #include "tandem/io/module_io.h"
 #include "tandem/io/safetensors.h"
+#include "tandem/io/serialize.h"

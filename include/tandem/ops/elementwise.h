@@ -27,6 +27,18 @@ Tensor pow(const Tensor& base, Scalar exponent);
 Tensor pow(Scalar base, const Tensor& exponent);
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
+/// Elementwise, as maximum and minimum (LibTorch's overloads).
+Tensor max(const Tensor& a, const Tensor& b);
+Tensor min(const Tensor& a, const Tensor& b);
+/// x + value * tensor1 * tensor2 and x + value * tensor1 / tensor2.
+Tensor addcmul(const Tensor& x,
+               const Tensor& tensor1,
+               const Tensor& tensor2,
+               Scalar value = 1);
+Tensor addcdiv(const Tensor& x,
+               const Tensor& tensor1,
+               const Tensor& tensor2,
+               Scalar value = 1);
 
 Tensor neg(const Tensor& x);
 Tensor exp(const Tensor& x);
@@ -63,6 +75,10 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol 
 
 /// cond ? a : b, broadcasting all three; cond must be bool.
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+/// x with `value` where `mask` (bool, broadcast to x's shape) is true; the
+/// tensor value must be 0-dim. Keeps x's dtype.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Tensor& value);
 
 /// The broadcast shape of two shapes; throws naming `op` if incompatible.
 IntList broadcast_shapes(const IntList& a, const IntList& b, const char* op);

@@ -51,6 +51,9 @@ class ExpandingArray {
   const std::array<int64_t, D>* operator->() const { return &values_; }
   static constexpr size_t size() { return D; }
   IntList vec() const { return IntList(values_.begin(), values_.end()); }
+  /// As LibTorch's conversion to IntArrayRef: an ExpandingArray passes
+  /// where sizes or dims are expected.
+  operator IntList() const { return vec(); }  // NOLINT(google-explicit-constructor)
 
   bool operator==(const ExpandingArray& other) const = default;
 

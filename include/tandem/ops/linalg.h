@@ -14,6 +14,10 @@ Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
 /// 1-D and 2-D cases as mm/dot/mv; higher ranks batch with broadcasting.
 Tensor matmul(const Tensor& a, const Tensor& b);
+/// The inner product of two 1-D tensors of one length.
+Tensor dot(const Tensor& a, const Tensor& b);
+/// A 2-D matrix [n, m] times a 1-D vector [m]: [n].
+Tensor mv(const Tensor& matrix, const Tensor& vec);
 /// input [..., in] @ weight[out, in]^T + bias[out]; bias may be undefined.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
 

@@ -32,5 +32,10 @@ Tensor expand(const Tensor& x, const IntList& sizes);
 Tensor contiguous(const Tensor& x);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+/// The slices x.select(dim, i), i = 0 .. size(dim) - 1.
+std::vector<Tensor> unbind(const Tensor& x, int64_t dim = 0);
+/// x tiled repeats[d] times along each dim; `repeats` may be longer than
+/// x.dim() (x then gains leading dims of size 1 first).
+Tensor repeat(const Tensor& x, const IntList& repeats);
 
 }  // namespace tandem
