@@ -57,7 +57,7 @@ std::vector<size_t> permutation(size_t n, uint64_t seed, uint64_t epoch) {
 void Sampler::reset(std::optional<size_t> new_size) {
   if (new_size) size_ = *new_size;
   epoch_ = next_epoch_;
-  next_epoch_ = epoch_ + 1;
+  if (epoch_after_reset_ == EpochAfterReset::kNext) next_epoch_ = epoch_ + 1;
   order_ = indices(epoch_);
   position_ = 0;
   started_ = true;

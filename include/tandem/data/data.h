@@ -1,5 +1,6 @@
 // The data layer in one include: datasets (MNIST family, in-memory
-// tensors), samplers, transforms, the IDX reader, and the DataLoader.
+// tensors), samplers (LibTorch's distributed ones too), transforms, the
+// IDX reader, and the DataLoader.
 //
 //   #include "tandem/data/data.h"
 //   tandem::data::datasets::MNIST train(tandem::data::datasets::kFashionMNISTRoot);
@@ -12,6 +13,7 @@
 #include "tandem/data/batch.h"
 #include "tandem/data/data_loader.h"
 #include "tandem/data/dataset.h"
+#include "tandem/data/distributed_samplers.h"
 #include "tandem/data/example.h"
 #include "tandem/data/idx.h"
 #include "tandem/data/mnist.h"

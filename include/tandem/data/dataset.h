@@ -101,3 +101,9 @@ class MapDataset : public BatchDataset<MapDataset<SourceDataset, AppliedTransfor
 };
 
 }  // namespace tandem::data::datasets
+
+namespace tandem::data {
+// LibTorch's exports: torch::data::Dataset is torch::data::datasets::Dataset.
+using datasets::BatchDataset;
+using datasets::Dataset;
+}  // namespace tandem::data

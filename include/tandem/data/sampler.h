@@ -41,7 +41,8 @@ class Sampler {
   size_t dataset_size() const { return size_; }
 
   /// Starts the next pass (LibTorch's reset); `new_size` changes the
-  /// dataset size first.
+  /// dataset size first. The pass after epoch e is epoch e + 1, unless the
+  /// sampler keeps its epoch (see EpochAfterReset) or set_epoch says.
   void reset(std::optional<size_t> new_size = std::nullopt);
   /// Up to `batch_size` more indices of the pass; nullopt once it is done.
   std::optional<std::vector<size_t>> next(size_t batch_size);
@@ -50,8 +51,16 @@ class Sampler {
   /// The epoch of the pass in progress (or of the next one, before any).
   size_t epoch() const { return started_ ? epoch_ : next_epoch_; }
 
+ protected:
+  /// What reset() starts after a pass: the next epoch (tandem's samplers,
+  /// so that each pass of a loop over a loader has its own order), or the
+  /// same one until set_epoch changes it (LibTorch's distributed samplers).
+  enum class EpochAfterReset { kNext, kSame };
+  Sampler(size_t size, EpochAfterReset rule) : size_(size), epoch_after_reset_(rule) {}
+
  private:
   size_t size_;
+  EpochAfterReset epoch_after_reset_ = EpochAfterReset::kNext;
   std::vector<size_t> order_;
   size_t position_ = 0;
   size_t epoch_ = 0;

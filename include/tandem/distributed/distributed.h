@@ -4,6 +4,8 @@
 // - process_group.h: init_process_group, ProcessGroup (allreduce,
 //   broadcast, allgather, reduce_scatter, barrier over MPI), deadlines
 // - work.h: Work, the handle of a collective in flight
+// - c10d.h: tandem::c10d, LibTorch's c10d spelling of the above
+//   (ProcessGroupMPI, allreduce on a vector of one tensor, ...)
 // - options.h: ReduceOp, AllreduceOptions, BroadcastOptions, ...
 // - errors.h: DistributedError, CollectiveTimeoutError, PeerFailureError,
 //   ModelMismatchError, UnusedParameterError
@@ -18,6 +20,7 @@
 #pragma once
 
 #include "tandem/distributed/bucket_assignment.h"
+#include "tandem/distributed/c10d.h"
 #include "tandem/distributed/distributed_data_parallel.h"
 #include "tandem/distributed/errors.h"
 #include "tandem/distributed/join.h"
