@@ -135,7 +135,7 @@ std::shared_ptr<Model> dist_mnist_main() {
       auto op = batch.target.squeeze();
 
       // convert to required formats
-      ip = ip.to(tandem::kFloat32);  // port: kF32, which tandem lacks
+      ip = ip.to(tandem::kF32);
       op = op.to(tandem::kLong);
 
       // Reset gradients
@@ -166,19 +166,16 @@ std::shared_ptr<Model> dist_mnist_main() {
       // port: the example divides right after starting each allreduce, so
       // the division races with the collective still reading and writing
       // the gradient (c10d's Work forbids touching it before wait, as
-      // tandem's does); divided after the wait, it is the average. And
-      // grad() for grad().data(), which tandem lacks: a gradient has no
-      // history, and assigning to the handle writes into it, as there.
+      // tandem's does); divided after the wait, it is the average.
       for (auto& param : model->named_parameters()) {
-        param.value().grad() = param.value().grad() / numranks;
+        param.value().grad().data() = param.value().grad().data() / numranks;
       }
 
       // Update parameters
       optimizer.step();
 
       auto guess = prediction.argmax(1);
-      // port: eq (tandem has no in-place eq_; the count is the same)
-      num_correct += tandem::sum(guess.eq(op)).item<int64_t>();
+      num_correct += tandem::sum(guess.eq_(op)).item<int64_t>();
     }  // end batch loader
 
     auto accuracy = 100.0 * num_correct / num_train_samples_per_proc;
@@ -210,7 +207,7 @@ std::shared_ptr<Model> dist_mnist_main() {
       auto op = batch.target.squeeze();
 
       // convert to required format
-      ip = ip.to(tandem::kFloat32);  // port: kF32
+      ip = ip.to(tandem::kF32);
       op = op.to(tandem::kLong);
 
       auto prediction = model->forward(ip);
@@ -221,7 +218,7 @@ std::shared_ptr<Model> dist_mnist_main() {
 
       auto guess = prediction.argmax(1);
 
-      num_correct += tandem::sum(guess.eq(op)).item<int64_t>();  // port: eq_
+      num_correct += tandem::sum(guess.eq_(op)).item<int64_t>();
 
     }  // end test loader
 
