@@ -6,15 +6,9 @@
 //
 // The text comes from Debian's bible-kjv package (`bible -f
 // Gen1:1-Rev22:21` prints it, one verse a line), or from --text FILE in
-// that format. It is split by book: of the 66 books (in order, from 0),
-// those with index % 11 == 9 are the validation set (2 Samuel, Proverbs,
-// Jonah, Luke, 2 Thessalonians, Jude), index % 11 == 10 the test set
-// (1 Kings, Ecclesiastes, Micah, John, 1 Timothy, Revelation), the rest the
-// training set: about 804k, 60k and 81k tokens. The tokenizer lowercases
-// and cuts each verse into words (letters, with inner apostrophes) and
-// single punctuation marks, and ends it with <eos>; the vocabulary is every
-// token seen at least twice in the training set (about 8.1k), the others
-// read as <unk>.
+// that format, read by tandem::data::datasets::KingJamesBible: split by
+// book into about 804k training, 60k validation and 81k test tokens, with a
+// vocabulary of about 8.1k words (king_james_bible.h says how).
 //
 //   ./lstm_lm_bible                          # 4 epochs on cpu:0,cpu:1
 //   ./lstm_lm_bible --epochs 6 --hidden 650 --dropout 0.5   # the "medium" model
@@ -28,15 +22,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <limits>
-#include <map>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "flags.h"
@@ -76,102 +66,6 @@ Settings parse(int argc, char** argv) {
 }
 
 // ---- The corpus ----
-
-std::vector<std::string> read_verses(const std::string& path) {
-  std::vector<std::string> verses;
-  std::string line;
-  if (!path.empty()) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read " + path);
-    while (std::getline(in, line)) verses.push_back(line);
-    return verses;
-  }
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(
-      popen("bible -f Gen1:1-Rev22:21 2>/dev/null", "r"), pclose);
-  if (!pipe) throw std::runtime_error("cannot run the bible command");
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe.get())) {
-    line = buffer;
-    if (!line.empty() && line.back() == '\n') line.pop_back();
-    verses.push_back(line);
-  }
-  if (verses.size() < 1000) {
-    throw std::runtime_error(
-        "the bible command printed no text: install Debian's bible-kjv package "
-        "(apt-get install bible-kjv) or give --text FILE");
-  }
-  return verses;
-}
-
-// "Ge1:1 In the beginning ..." -> the book "Ge" and the text.
-std::pair<std::string, std::string> split_reference(const std::string& verse) {
-  const size_t space = verse.find(' ');
-  if (space == std::string::npos)
-    throw std::runtime_error("not a verse: '" + verse + "'");
-  std::string reference = verse.substr(0, space);
-  size_t end = reference.find_last_not_of("0123456789:");
-  return {reference.substr(0, end + 1), verse.substr(space + 1)};
-}
-
-std::vector<std::string> tokenize(const std::string& text) {
-  std::vector<std::string> tokens;
-  std::string word;
-  const auto is_letter = [](char c) {
-    return std::isalpha(static_cast<unsigned char>(c)) != 0;
-  };
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (is_letter(c) ||
-        (c == '\'' && !word.empty() && i + 1 < text.size() && is_letter(text[i + 1]))) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      continue;
-    }
-    if (!word.empty()) tokens.push_back(std::move(word));
-    word.clear();
-    if (!std::isspace(static_cast<unsigned char>(c))) tokens.emplace_back(1, c);
-  }
-  if (!word.empty()) tokens.push_back(word);
-  tokens.emplace_back("<eos>");
-  return tokens;
-}
-
-struct Corpus {
-  std::vector<std::string> words;  // id -> word; 0 is <unk>
-  std::vector<int64_t> train, valid, test;
-};
-
-Corpus build_corpus(const std::vector<std::string>& verses) {
-  std::vector<std::vector<std::string>> parts(3);  // train, valid, test
-  std::string book;
-  int64_t book_index = -1;
-  for (const std::string& verse : verses) {
-    auto [name, text] = split_reference(verse);
-    if (name != book) {
-      book = name;
-      ++book_index;
-    }
-    const int64_t part = book_index % 11 == 9 ? 1 : book_index % 11 == 10 ? 2 : 0;
-    for (std::string& token : tokenize(text)) parts[part].push_back(std::move(token));
-  }
-  std::map<std::string, int64_t> counts;  // ordered: ids do not depend on hashing
-  for (const std::string& token : parts[0]) ++counts[token];
-  Corpus corpus;
-  corpus.words.push_back("<unk>");
-  std::unordered_map<std::string, int64_t> ids;
-  for (const auto& [word, count] : counts) {
-    if (count < 2) continue;
-    ids[word] = static_cast<int64_t>(corpus.words.size());
-    corpus.words.push_back(word);
-  }
-  std::vector<int64_t>* outputs[] = {&corpus.train, &corpus.valid, &corpus.test};
-  for (size_t p = 0; p < 3; ++p) {
-    for (const std::string& token : parts[p]) {
-      auto id = ids.find(token);
-      outputs[p]->push_back(id == ids.end() ? 0 : id->second);
-    }
-  }
-  return corpus;
-}
 
 // The token stream cut into `columns` contiguous columns: [rows, columns].
 Tensor batchify(const std::vector<int64_t>& ids, int64_t columns) {
@@ -273,19 +167,19 @@ int main(int argc, char** argv) try {
   const Settings settings = parse(argc, argv);
   manual_seed(1111);
   const auto load_start = std::chrono::steady_clock::now();
-  const Corpus corpus = build_corpus(read_verses(settings.text));
-  const Tensor train = batchify(corpus.train, settings.batch);
-  const Tensor valid = batchify(corpus.valid, 10);
-  const Tensor test = batchify(corpus.test, 10);
-  std::cout << "King James Bible: " << corpus.train.size() << " training, "
-            << corpus.valid.size() << " validation, " << corpus.test.size()
-            << " test tokens; vocabulary " << corpus.words.size() << " ("
+  const data::datasets::KingJamesBible corpus(settings.text);
+  const Tensor train = batchify(corpus.train(), settings.batch);
+  const Tensor valid = batchify(corpus.valid(), 10);
+  const Tensor test = batchify(corpus.test(), 10);
+  std::cout << "King James Bible: " << corpus.train().size() << " training, "
+            << corpus.valid().size() << " validation, " << corpus.test().size()
+            << " test tokens; vocabulary " << corpus.vocabulary_size() << " ("
             << std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                              load_start)
                    .count()
             << " s)\n";
 
-  LanguageModel model(static_cast<int64_t>(corpus.words.size()), settings);
+  LanguageModel model(corpus.vocabulary_size(), settings);
   model->to(settings.devices.front());
   Runner runner{model,
                 nn::DataParallel(

@@ -1,6 +1,7 @@
 // `tandem eval --checkpoint PATH`: the test loss and accuracy of the model
 // a `tandem train` checkpoint holds.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -33,6 +34,13 @@ int run_eval(const EvalFlags& flags) {
                "eval: ",
                path,
                " does not say which model it holds (was it written by tandem train?)");
+  const auto& classifiers = model_names();
+  if (std::find(classifiers.begin(), classifiers.end(), model_name->second) ==
+      classifiers.end()) {
+    throw UsageError("eval: " + path + " holds a " + model_name->second +
+                     " run; tandem eval scores the classifiers (mlp, cnn, resnet), and "
+                     "that run's scores are in its --metrics file");
+  }
   nn::Sequential network = make_model(model_name->second);
   auto dtype = checkpoint.extra.find("dtype");
   if (dtype != checkpoint.extra.end() && dtype->second == "float64")

@@ -1,6 +1,7 @@
 // The data of `tandem train` and `tandem eval`: an MNIST-family split
 // (Fashion-MNIST by default) read whole into memory and normalised with
-// Fashion-MNIST's pixel mean and standard deviation.
+// Fashion-MNIST's pixel mean and standard deviation (or, for a generator,
+// mapped to [-1, 1]).
 #pragma once
 
 #include <string>
@@ -17,5 +18,9 @@ struct ImageSplit {
 
 /// The training split (train = true) or the test split under `root`.
 ImageSplit load_split(const std::string& root, bool train);
+
+/// The same with the pixels mapped to [-1, 1], the range of a generator's
+/// tanh (dcgan).
+ImageSplit load_split_in_tanh_range(const std::string& root, bool train);
 
 }  // namespace tandem::cli

@@ -12,12 +12,12 @@
 #include "failing_together.h"
 #include "launched_group.h"
 #include "model_on_devices.h"
-#include "models.h"
 #include "options.h"
 #include "profile_flag.h"
 #include "resume.h"
 #include "tandem/core/device_guard.h"
 #include "trainer.h"
+#include "training_task.h"
 
 namespace tandem::cli {
 namespace {
@@ -30,17 +30,81 @@ struct TrainFlags {
   std::string devices;
   std::string balance = "even";
   InvariantFlags invariant;
-  std::optional<double> lr;  // default by optimizer
+  // Defaults by model (model_defaults).
+  std::optional<int64_t> batch_size;
+  std::optional<std::string> optimizer;
+  std::optional<double> lr;  // also by optimizer
+  std::optional<std::string> lr_schedule;
+  bool data_given = false;  // lstm-lm reads the bible command unless --data names a file
   std::string resume;
   ProfileFlags profile;
 };
+
+// What a model trains with unless the flags say otherwise.
+struct ModelDefaults {
+  int64_t batch_size;
+  std::string optimizer;
+  double sgd_lr, adam_lr;
+  std::string lr_schedule;
+};
+
+ModelDefaults model_defaults(const std::string& model) {
+  if (model == "lstm-lm") return {32, "sgd", 20, 1e-3, "plateau"};
+  if (model == "dcgan") return {64, "adam", 0, 2e-4, "constant"};
+  return {256, "sgd", 0.05, 1e-3, "cosine"};
+}
+
+// The flags the language model and the GAN cannot honour: they train in
+// one process, with DataParallel's chunk rule.
+void refuse_for_own_loop(const TrainFlags& flags,
+                         const TrainConfig& config,
+                         const distributed::ProcessGroup* group) {
+  const std::string model = "train: --model " + config.model;
+  if (group) {
+    throw UsageError(model +
+                     " trains in one process (DataParallel over --devices); under "
+                     "mpirun train mlp, cnn or resnet");
+  }
+  if (!config.balancing.even()) {
+    throw UsageError(model + " cuts its batches by DataParallel's chunk rule; --balance " +
+                     flags.balance + " is for mlp, cnn and resnet");
+  }
+  if (config.balancing.micro_batch > 0) {
+    throw UsageError(model + " has no invariant mode (--invariant, --micro-batch); it is "
+                             "for mlp, cnn and resnet");
+  }
+  if (config.model == "lstm-lm" && config.workers > 0) {
+    throw UsageError(model + " reads its segments in place; --workers is for the image "
+                             "models");
+  }
+  if (config.model == "dcgan" && config.optimizer != "adam") {
+    throw UsageError(model + " trains both networks with adam (betas 0.5, 0.999); "
+                             "--optimizer " +
+                     config.optimizer + " is for the other models");
+  }
+}
 
 // The run's configuration from the flags (and the checkpoint's settings
 // that --resume filled in).
 TrainConfig configured(const TrainFlags& flags, const distributed::ProcessGroup* group) {
   TrainConfig config = flags.config;
+  const ModelDefaults defaults = model_defaults(config.model);
+  config.batch_size = flags.batch_size.value_or(defaults.batch_size);
+  config.optimizer = flags.optimizer.value_or(defaults.optimizer);
+  config.lr_schedule = flags.lr_schedule.value_or(defaults.lr_schedule);
   config.dtype = flags.dtype == "float64" ? kFloat64 : kFloat32;
-  config.lr = flags.lr.value_or(config.optimizer == "adam" ? 1e-3 : 0.05);
+  config.lr =
+      flags.lr.value_or(config.optimizer == "adam" ? defaults.adam_lr : defaults.sgd_lr);
+  if (config.model == "lstm-lm" && !flags.data_given) config.data_dir.clear();
+  if (config.lr_schedule == "plateau" && config.model != "lstm-lm") {
+    throw UsageError(
+        "train: --lr-schedule plateau follows a validation split, which only lstm-lm "
+        "has; use cosine or constant");
+  }
+  if (!config.samples_dir.empty() && config.model != "dcgan") {
+    throw UsageError("train: --samples is where dcgan draws its samples; --model " +
+                     config.model + " draws none");
+  }
   // One device per process: by default the GPU of its local rank when there
   // are GPUs and NCCL to reduce on them, else the CPU.
   if (group && flags.devices.empty()) {
@@ -60,6 +124,9 @@ TrainConfig configured(const TrainFlags& flags, const distributed::ProcessGroup*
   config.balancing = parse_balance(
       flags.balance, group ? static_cast<size_t>(group->size()) : config.devices.size());
   config.balancing.micro_batch = parse_invariant(flags.invariant, group != nullptr);
+  if (config.model == "lstm-lm" || config.model == "dcgan") {
+    refuse_for_own_loop(flags, config, group);
+  }
   if (group && !config.balancing.even() && config.workers > 0) {
     throw UsageError(
         "train: --balance " + flags.balance +
@@ -91,6 +158,7 @@ int run_train(CLI::App& command, TrainFlags& flags) {
         flags.config.checkpoint_path = flags.resume;
       }
     }
+    flags.data_given = command.get_option("--data")->count() > 0;
     config = configured(flags, group.get());
     if (resume) changes = check_same_run(config, *resume, flags.resume);
     profiled.emplace(flags.profile, group.get(), parse_step_range(flags.profile.steps));
@@ -117,9 +185,16 @@ int run_train(CLI::App& command, TrainFlags& flags) {
 Action train_command(CLI::App& command) {
   auto flags = std::make_shared<TrainFlags>();
   TrainConfig& config = flags->config;
-  add_data_flag(command, config.data_dir);
-  command.add_option("--model", config.model, "the model")
-      ->check(one_of("model", model_names()));
+  add_data_flag(command, config.data_dir)
+      ->description(
+          "folder of the MNIST-format files (lstm-lm: a file of verses, \"Ge1:1 "
+          "text\" a line; default: the text of Debian's bible-kjv)");
+  command
+      .add_option("--model",
+                  config.model,
+                  "the model: a classifier (mlp, cnn, resnet), the lstm-lm language "
+                  "model on the King James Bible, or the dcgan")
+      ->check(one_of("model", train_model_names()));
   add_devices_flag(command, flags->devices);
   add_balance_flag(command, flags->balance);
   add_invariant_flags(command, flags->invariant);
@@ -129,25 +204,34 @@ Action train_command(CLI::App& command) {
                   "float32, or float64 (slower; for checking results against a "
                   "reference)")
       ->check(one_of("dtype", {"float32", "float64"}));
-  command.add_option("--epochs", config.epochs, "passes over the training images")
+  command.add_option("--epochs", config.epochs, "passes over the training data")
       ->check(whole_number(1));
   command
-      .add_option(
-          "--batch-size",
-          config.batch_size,
-          "images per step, split across the devices (and the processes under mpirun)")
+      .add_option("--batch-size",
+                  flags->batch_size,
+                  "images per step, split across the devices (and the processes under "
+                  "mpirun); lstm-lm: columns of the token stream (default 256; "
+                  "lstm-lm 32, dcgan 64)")
       ->check(whole_number(1));
-  command.add_option("--optimizer", config.optimizer, "sgd (momentum 0.9) or adam")
+  command
+      .add_option("--optimizer",
+                  flags->optimizer,
+                  "sgd (momentum 0.9; plain for lstm-lm) or adam (betas 0.5, 0.999 for "
+                  "dcgan, which trains with it)")
       ->check(one_of("optimizer", {"sgd", "adam"}));
   command
-      .add_option(
-          "--lr", flags->lr, "learning rate (default 0.05 for sgd, 0.001 for adam)")
+      .add_option("--lr",
+                  flags->lr,
+                  "learning rate (default 0.05 for sgd, 0.001 for adam; lstm-lm: 20 for "
+                  "sgd; dcgan: 0.0002)")
       ->check(positive_number());
   command
       .add_option("--lr-schedule",
-                  config.lr_schedule,
-                  "cosine (annealed to 0 over the epochs) or constant")
-      ->check(one_of("schedule", {"cosine", "constant"}));
+                  flags->lr_schedule,
+                  "cosine (annealed to 0 over the epochs), constant (dcgan's default) "
+                  "or plateau (lstm-lm's default: a quarter when the validation loss "
+                  "stops falling)")
+      ->check(one_of("schedule", {"cosine", "constant", "plateau"}));
   command.add_option("--seed", config.seed, "seeds the weights and the shuffling")
       ->check(whole_number(0));
   command
@@ -175,6 +259,10 @@ Action train_command(CLI::App& command) {
       "--resume", flags->resume, "continue the run saved in this checkpoint");
   command.add_option(
       "--metrics", config.metrics_path, "JSON Lines file with one object per epoch");
+  command.add_option("--samples",
+                     config.samples_dir,
+                     "dcgan: the folder for each epoch's grid of samples, "
+                     "dcgan-epoch-N.png (default: the current folder)");
   command
       .add_option("--metrics-every",
                   config.metrics_every,

@@ -11,44 +11,22 @@
 #include <iostream>
 #include <memory>
 #include <numbers>
+#include <optional>
 #include <sstream>
 
 #include "commands.h"
-#include "evaluation.h"
 #include "failing_together.h"
-#include "grad_ready_order.h"
-#include "image_data.h"
 #include "interrupt.h"
-#include "model_on_devices.h"
-#include "models.h"
 #include "progress.h"
 #include "run_position.h"
 #include "step_metrics.h"
+#include "training_task.h"
 #include "tandem/core/error.h"
 #include "tandem/core/generator.h"
-#include "tandem/data/data_loader.h"
-#include "tandem/data/tensor_dataset.h"
-#include "tandem/ops/factory.h"
-#include "tandem/ops/loss.h"
-#include "tandem/optim/adam.h"
-#include "tandem/optim/sgd.h"
 #include "writable_path.h"
 
 namespace tandem::cli {
 namespace {
-
-constexpr int64_t kEvalBatchSize = 1000;
-
-std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
-                                                 const std::vector<Tensor>& params,
-                                                 double lr) {
-  if (name == "sgd") {
-    return std::make_unique<optim::SGD>(params, optim::SGDOptions(lr).momentum(0.9));
-  }
-  if (name == "adam")
-    return std::make_unique<optim::Adam>(params, optim::AdamOptions(lr));
-  throw UsageError("unknown optimizer '" + name + "' (expected sgd|adam)");
-}
 
 std::string plural(int64_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -87,32 +65,25 @@ class Run {
         leader_(!group_ || group_->rank() == 0),
         out_(leader_ ? out : silent_) {
     set_up_together(group_.get(), [&] { prepare(resume ? &*resume : nullptr); });
-    manual_seed(config.seed);
-    nn::Sequential model = make_model(config.model);
-    model->to(config.dtype);
-    model_ = std::make_unique<ModelOnDevices>(
-        model,
-        config.devices,
-        group_,
-        nn::DistributedDataParallelOptions().grad_ready_order(resumed_ready_order_),
-        config.balancing);
-    optimizer_ =
-        make_optimizer(config.optimizer, model_->model()->parameters(), config.lr);
     if (resume) restore(*resume);
   }
 
   int run() {
-    describe();
+    out_ << "training " << task_->description() << ", "
+         << plural(config_.epochs, "epoch") << "\n";
+    if (position_.epoch > 0 || position_.batch > 0) {
+      out_ << "resuming at epoch " << position_.epoch + 1 << ", batch " << position_.batch
+           << " (step " << position_.step << ")\n";
+    }
     InterruptScope interrupt;
     metrics_ = open_metrics();
-    std::ofstream& metrics = metrics_;
     const auto start = std::chrono::steady_clock::now();
-    std::optional<Evaluation> last;
+    std::optional<Scores> last;
     while (position_.epoch < config_.epochs) {
       if (should_stop(interrupt) || !train_epoch(interrupt)) return stop(interrupt);
-      last = finish_epoch(metrics);
+      last = finish_epoch();
     }
-    if (!last) last = evaluate(*model_, test_, kEvalBatchSize);  // nothing left to train
+    const Scores final = task_->final_scores(position_.epoch, last ? &*last : nullptr);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out_ << "done: " << plural(config_.epochs, "epoch") << " ("
@@ -120,80 +91,39 @@ class Run {
     if (position_.skipped > 0) {
       out_ << ", " << position_.skipped << " skipped for a non-finite loss";
     }
-    out_ << ") in " << format_duration(seconds) << "; test accuracy "
-         << std::setprecision(4) << std::fixed << last->accuracy << ", test loss "
-         << last->loss << "\n";
+    out_ << ") in " << format_duration(seconds) << std::setprecision(4) << std::fixed;
+    const char* separator = "; ";
+    for (const auto& [name, value] : final) {
+      std::string words = name;
+      std::replace(words.begin(), words.end(), '_', ' ');
+      out_ << separator << words << " " << value;
+      separator = ", ";
+    }
+    out_ << "\n";
     if (saved_) out_ << "checkpoint: " << config_.checkpoint_path << "\n";
     return 0;
   }
 
  private:
   // What every process does alike before any collective (see
-  // failing_together.h): the devices, the output paths, the data, the
-  // resumed position.
+  // failing_together.h): the output paths, the task (devices, data,
+  // models), the resumed position.
   void prepare(const io::Checkpoint* resume) {
-    check_devices(config_.devices, group_ != nullptr);
     if (leader_ && !config_.checkpoint_path.empty()) {
       check_writable(config_.checkpoint_path, "checkpoint");
     }
     if (leader_ && !config_.metrics_path.empty()) {
       check_writable(config_.metrics_path, "metrics file");
     }
-    train_ = load_split(config_.data_dir, /*train=*/true);
-    test_ = load_split(config_.data_dir, /*train=*/false);
-    data::DataLoaderOptions loading;
-    loading.batch_size(config_.batch_size)
-        .workers(config_.workers)
-        // Workers pin the batches; train_step copies them non_blocking.
-        .pin_memory(config_.devices.front().is_cuda())
-        .shard(group_ ? group_->rank() : 0, group_ ? group_->size() : 1);
-    // Under mpirun with shares, each process reads the rows the plan gives
-    // it (the same plan on every process: DistributedDataParallel::cut).
-    if (group_ && !config_.balancing.even()) {
-      loading.shard_cut([this](int64_t rows) { return model_->cut(rows); });
-    }
-    loader_ = data::make_data_loader(
-        data::TensorDataset(train_.images, train_.targets),
-        data::samplers::RandomSampler(train_.images.size(0), config_.seed),
-        loading);
+    task_ = make_training_task(config_, resume, group_);
     if (resume) {
       position_ = resumed_position(
-          *resume, config_.resume_path, config_.epochs, loader_->num_batches());
-      resumed_ready_order_ = recorded_grad_ready_order(*resume, config_.resume_path);
-    }
-  }
-
-  void describe() {
-    const int64_t per_device =
-        (config_.batch_size + static_cast<int64_t>(config_.devices.size()) - 1) /
-        static_cast<int64_t>(config_.devices.size());
-    out_ << "training " << config_.model
-         << (config_.dtype == kFloat32 ? ""
-                                       : " in " + std::string(dtype_name(config_.dtype)))
-         << " on " << model_->device_list()
-         << (group_ ? " in each of " + std::to_string(group_->size()) + " processes" : "")
-         << ": " << train_.size() << " training and " << test_.size()
-         << " test images from " << config_.data_dir << "; batch " << config_.batch_size;
-    if (config_.balancing.micro_batch > 0) {
-      out_ << " (invariant: micro-batches of " << config_.balancing.micro_batch << ")";
-    } else if (config_.devices.size() > 1) {
-      out_ << " (" << per_device << " per device)";
-    }
-    if (group_) {
-      out_ << " (" << config_.batch_size / group_->size()
-           << (config_.batch_size % group_->size() ? "+" : "") << " per process)";
-    }
-    out_ << ", " << config_.optimizer << " lr " << config_.lr << " ("
-         << config_.lr_schedule << "), " << plural(config_.epochs, "epoch") << "\n";
-    if (position_.epoch > 0 || position_.batch > 0) {
-      out_ << "resuming at epoch " << position_.epoch + 1 << ", batch " << position_.batch
-           << " (step " << position_.step << ")\n";
+          *resume, config_.resume_path, config_.epochs, task_->batches_per_epoch());
     }
   }
 
   void restore(const io::Checkpoint& checkpoint) {
-    model_->model()->load_state_dict(checkpoint.model);
-    optimizer_->load_state_dict(checkpoint.optimizer);
+    task_->restore(checkpoint);
     if (auto it = checkpoint.rng_states.find("default");
         it != checkpoint.rng_states.end()) {
       default_generator().set_state(it->second);
@@ -214,7 +144,7 @@ class Run {
 
   // "cpu:0,cpu:1", or "cuda:0 in each of 2 processes".
   std::string placement() const {
-    return model_->device_list() +
+    return task_->device_list() +
            (group_ ? " in each of " + std::to_string(group_->size()) + " processes" : "");
   }
   static std::string recorded_placement(const io::Checkpoint& checkpoint) {
@@ -247,43 +177,6 @@ class Run {
            (config_.max_steps > 0 && position_.step >= config_.max_steps);
   }
 
-  // One training step on this process's part of the batch; returns the
-  // mean loss over the whole (global) batch, and updates the weights only
-  // when that is finite.
-  double train_step(const data::Batch& batch, const InterruptScope& interrupt) {
-    optimizer_->zero_grad();
-    const Tensor target = batch.target.to(model_->output_device(), /*non_blocking=*/true);
-    const int64_t rows = batch.target.size(0);
-    const Tensor logits = model_->forward(batch.data);
-    double loss_value = 0;
-    if (!group_) {
-      const Tensor loss = cross_entropy(logits, target);
-      loss.backward();
-      loss_value = loss.item<double>();
-    } else {
-      // DistributedDataParallel averages the processes' gradients;
-      // weighting each process's mean loss by its share of the batch makes
-      // that average the gradient of the whole batch's mean loss, also
-      // when the parts differ in size (an empty part contributes zeros).
-      const Tensor loss =
-          cross_entropy(logits, target, Tensor(), rows > 0 ? kMean : kSum);
-      // (With shares DistributedDataParallel weights the gradients itself.)
-      const double weight = model_->balanced()
-                                ? 1.0
-                                : static_cast<double>(rows * group_->size()) /
-                                      static_cast<double>(batch.global_size);
-      (weight == 1.0 ? loss : loss * weight).backward();
-      Tensor sums = empty({2}, kFloat64);
-      sums.data_ptr<double>()[0] = loss.item<double>() * static_cast<double>(rows);
-      sums.data_ptr<double>()[1] = interrupt.requested() ? 1.0 : 0.0;
-      group_->allreduce(sums).wait();
-      interrupted_anywhere_ = sums.data_ptr<double>()[1] > 0;
-      loss_value = sums.data_ptr<double>()[0] / static_cast<double>(batch.global_size);
-    }
-    if (std::isfinite(loss_value)) optimizer_->step();
-    return loss_value;
-  }
-
   // Trains the rest of the current epoch; false when stopped early (a
   // signal or --max-steps), checked before each step.
   bool train_epoch(const InterruptScope& interrupt) {
@@ -291,36 +184,36 @@ class Run {
                       is_terminal(out_),
                       position_.epoch + 1,
                       config_.epochs,
-                      loader_->num_batches(),
+                      task_->batches_per_epoch(),
                       position_.batch,
                       position_.loss_sum,
                       position_.samples);
     epoch_start_ = std::chrono::steady_clock::now();
-    for (auto& group : optimizer_->param_groups()) {
-      group.options().set_lr(epoch_lr(config_, position_.epoch));
-    }
-    for (const data::Batch& batch : loader_->epoch(position_.epoch, position_.batch)) {
+    task_->begin_epoch(position_.epoch, position_.batch);
+    while (position_.batch < task_->batches_per_epoch()) {
       if (should_stop(interrupt)) {
         progress_->finish();
         return false;
       }
       if (config_.before_step) config_.before_step(position_.step + 1);
-      const double loss = train_step(batch, interrupt);
+      const StepOutcome outcome = task_->step(interrupt);
+      interrupted_anywhere_ = outcome.stop_anywhere;
+      const double loss = outcome.loss;
       if (!std::isfinite(loss) && config_.on_nonfinite == "stop") {
         progress_->finish();
         fail_nonfinite("the loss is " + nonfinite_name(loss) + " at epoch " +
                            std::to_string(position_.epoch + 1) + ", step " +
                            std::to_string(position_.step + 1) + " (batch " +
-                           std::to_string(batch.index + 1) +
+                           std::to_string(outcome.batch + 1) +
                            "), so that step updated nothing",
                        "A lower --lr may help; --on-nonfinite skip skips such steps");
       }
       ++position_.step;
-      position_.batch = batch.index + 1;
-      if (model_->balanced())
-        progress_->set_note("shares " + shares_text(model_->shares()));
+      position_.batch = outcome.batch + 1;
+      if (task_->balanced())
+        progress_->set_note("shares " + shares_text(task_->shares()));
       if (std::isfinite(loss)) {
-        progress_->step(loss, batch.global_size);
+        progress_->step(loss, outcome.samples);
       } else {
         ++position_.skipped;
         progress_->skip();
@@ -331,8 +224,8 @@ class Run {
           step_metrics_.step(position_.epoch + 1,
                              position_.step,
                              loss,
-                             std::isfinite(loss) ? batch.global_size : 0,
-                             model_->shares());
+                             std::isfinite(loss) ? outcome.samples : 0,
+                             task_->shares());
       if (!record.empty() && metrics_.is_open()) metrics_ << record << std::flush;
     }
     progress_->finish();
@@ -358,8 +251,8 @@ class Run {
            ")";
   }
 
-  Evaluation finish_epoch(std::ofstream& metrics) {
-    const Evaluation test = evaluate(*model_, test_, kEvalBatchSize);
+  Scores finish_epoch() {
+    const Scores scores = task_->evaluate(position_.epoch + 1);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start_)
             .count();
@@ -367,28 +260,31 @@ class Run {
     const double rate =
         train_seconds > 0 ? static_cast<double>(progress_->samples()) / train_seconds : 0;
     const double train_loss = progress_->mean_loss();
+    task_->end_epoch(scores);
     position_ = {position_.epoch + 1, 0, position_.step, 0.0, 0, position_.skipped};
     save_checkpoint();  // before the metrics line: a crash between them loses no state
     out_ << "epoch " << position_.epoch << "/" << config_.epochs << "  train_loss "
-         << std::fixed << std::setprecision(4) << train_loss << "  test_loss "
-         << test.loss << "  test_accuracy " << test.accuracy << "  "
-         << std::setprecision(0) << rate << " samples/s  " << format_duration(seconds);
-    if (model_->balanced()) out_ << "  shares " << shares_text(model_->shares());
+         << std::fixed << std::setprecision(4) << train_loss;
+    for (const auto& [name, value] : scores) out_ << "  " << name << " " << value;
+    out_ << "  " << std::setprecision(0) << rate << " samples/s  "
+         << format_duration(seconds);
+    if (task_->balanced()) out_ << "  shares " << shares_text(task_->shares());
     out_ << "\n";
-    if (metrics.is_open()) {
-      metrics << "{\"epoch\": " << position_.epoch
-              << ", \"train_loss\": " << json_number(train_loss)
-              << ", \"test_loss\": " << json_number(test.loss)
-              << ", \"test_accuracy\": " << json_number(test.accuracy)
-              << ", \"samples_per_second\": " << json_number(rate)
-              << ", \"seconds\": " << json_number(seconds)
-              << ", \"steps\": " << position_.step
-              << ", \"skipped_steps\": " << position_.skipped << ", \"devices\": \""
-              << model_->device_list()
-              << "\", \"shares\": " << json_numbers(model_->shares()) << "}\n"
-              << std::flush;
+    if (metrics_.is_open()) {
+      metrics_ << "{\"epoch\": " << position_.epoch
+               << ", \"train_loss\": " << json_number(train_loss);
+      for (const auto& [name, value] : scores) {
+        metrics_ << ", \"" << name << "\": " << json_number(value);
+      }
+      metrics_ << ", \"samples_per_second\": " << json_number(rate)
+               << ", \"seconds\": " << json_number(seconds)
+               << ", \"steps\": " << position_.step
+               << ", \"skipped_steps\": " << position_.skipped << ", \"devices\": \""
+               << task_->device_list()
+               << "\", \"shares\": " << json_numbers(task_->shares()) << "}\n"
+               << std::flush;
     }
-    return test;
+    return scores;
   }
 
   int stop(const InterruptScope& interrupt) {
@@ -414,8 +310,9 @@ class Run {
   void save_checkpoint() {
     if (config_.checkpoint_path.empty()) return;
     // Every process holds the same weights, so all judge them alike.
-    OrderedDict<std::string, Tensor> state = model_->model()->state_dict();
-    if (!all_finite(state)) {
+    io::Checkpoint checkpoint;
+    task_->save(checkpoint);
+    if (!all_finite(checkpoint.model)) {
       fail_nonfinite("the weights are no longer finite after step " +
                          std::to_string(position_.step) + ", so they were not saved",
                      "A lower --lr may help");
@@ -423,16 +320,12 @@ class Run {
     saved_ = true;
     saved_at_ = position_text();
     if (!leader_) return;  // the replicas are equal: process 0 writes
-    io::Checkpoint checkpoint;
-    checkpoint.model = std::move(state);
-    checkpoint.optimizer = optimizer_->state_dict();
     record_position(position_, checkpoint);
     checkpoint.rng_states["default"] = default_generator().get_state();
     checkpoint.extra.merge(run_settings(config_));
     checkpoint.extra.merge(run_places(config_));
-    checkpoint.extra["devices"] = model_->device_list();
+    checkpoint.extra["devices"] = task_->device_list();
     checkpoint.extra[kProcesses] = std::to_string(group_ ? group_->size() : 1);
-    record_grad_ready_order(model_->grad_ready_order(), checkpoint);
     io::save_checkpoint(checkpoint, config_.checkpoint_path);
   }
 
@@ -442,13 +335,8 @@ class Run {
   std::ostringstream silent_;  // what the other processes would print
   std::ostream& out_;
   bool interrupted_anywhere_ = false;
-  std::unique_ptr<ModelOnDevices> model_;
-  std::unique_ptr<optim::Optimizer> optimizer_;
-  ImageSplit train_, test_;
-  std::unique_ptr<data::DataLoader<data::TensorDataset, data::samplers::RandomSampler>>
-      loader_;
+  std::unique_ptr<TrainingTask> task_;
   Position position_;
-  std::vector<size_t> resumed_ready_order_;  // the checkpoint's, for the DDP
   std::optional<EpochProgress> progress_;
   std::ofstream metrics_;  // open on the leader when --metrics names a file
   StepMetrics step_metrics_{config_.metrics_every, config_.devices};

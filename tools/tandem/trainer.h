@@ -1,7 +1,8 @@
-// The training run behind `tandem train`: a model from models.h trained on
-// an MNIST-family dataset over one or more devices, evaluated on the test
-// split after every epoch, with a progress display, per-epoch metrics
-// (JSON Lines), checkpoints, exact resume and a clean stop on Ctrl-C.
+// The training run behind `tandem train`: a model (a classifier of
+// models.h, the lstm-lm language model or the dcgan; training_task.h)
+// trained over one or more devices and scored after every epoch, with a
+// progress display, per-epoch metrics (JSON Lines), checkpoints, exact
+// resume and a clean stop on Ctrl-C.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@
 namespace tandem::cli {
 
 struct TrainConfig {
-  std::string data_dir;
+  std::string data_dir;  // lstm-lm: a file of verses, or "" for the bible command
   std::string model = "mlp";
   ScalarType dtype = kFloat32;  // of the weights and the computation
   std::vector<Device> devices;
@@ -31,13 +32,14 @@ struct TrainConfig {
   int64_t batch_size = 256;  // the global batch, split across the devices
   std::string optimizer = "sgd";
   double lr = 0.05;
-  std::string lr_schedule = "cosine";  // or "constant"; set per epoch
+  std::string lr_schedule = "cosine";  // or "constant"; set per epoch; lstm-lm: or "plateau"
   uint64_t seed = 0;
   int64_t workers = 0;
   std::string on_nonfinite = "stop";  // or "skip": a step whose loss is not finite
   int64_t max_steps = 0;              // stop after this many steps in all; 0: no limit
   std::string checkpoint_path;        // written after every epoch and on a stop
   std::string metrics_path;           // JSON Lines, one object per epoch
+  std::string samples_dir;            // dcgan: each epoch's PNG grid goes here ("": .)
   int64_t metrics_every = 0;          // and one every this many steps (0: none)
   std::string resume_path;            // the checkpoint this run continues, or ""
   /// Called before each step with its number (from 1, over the whole run).
