@@ -25,7 +25,7 @@ REFUSED = [
     (["train", "--devices", ",cpu:0"], ["--devices", "empty entry"], []),
     (["tutorial", "--devices", "cpu:0,,cpu:1"], ["--devices", "empty entry"], []),
     # Choices name the flag and what it allows.
-    (["train", "--model", "resnet9000"], ["--model", "resnet9000", "mlp|cnn|resnet"], []),
+    (["train", "--model", "resnet9000"], ["--model", "resnet9000", "mlp|cnn|resnet|lstm-lm|dcgan"], []),
     (["bench", "--model", "resnet9000"], ["--model", "tiny|mlp|cnn|resnet"], []),
     (["train", "--optimizer", "rmsprop"], ["--optimizer", "sgd|adam"], []),
     (["train", "--lr-schedule", "linear"], ["--lr-schedule", "cosine|constant"], []),

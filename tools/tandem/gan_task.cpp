@@ -17,6 +17,7 @@
 #include "tandem/ops/loss.h"
 #include "tandem/optim/adam.h"
 #include "tandem/parallel/data_parallel_module.h"
+#include "writable_path.h"
 
 namespace tandem::cli {
 namespace {
@@ -111,6 +112,8 @@ class GanTask final : public TrainingTask {
 
   explicit GanTask(const TrainConfig& config) : config_(config) {
     check_devices(config.devices, /*distributed=*/false);
+    // Before training, not when the first epoch ends.
+    check_writable((samples_dir() / "dcgan-epoch-1.png").string(), "samples grid");
     const ImageSplit train = load_split_in_tanh_range(config.data_dir, /*train=*/true);
     const ImageSplit test = load_split_in_tanh_range(config.data_dir, /*train=*/false);
     train_images_ = train.size();
@@ -167,7 +170,7 @@ class GanTask final : public TrainingTask {
     StepOutcome outcome;
     outcome.batch = batch.index;
     outcome.samples = batch.global_size;
-    const Tensor real = batch.data.to(device(), /*non_blocking=*/true);
+    const Tensor real = batch.data.to(device(), /*non_blocking=*/true).to(config_.dtype);
     const int64_t rows = real.size(0);
     const auto options = TensorOptions().dtype(config_.dtype).device(device());
 

@@ -366,7 +366,7 @@ std::map<std::string, std::string> run_places(const TrainConfig& config) {
     if (!devices.empty()) devices += ',';
     devices += device.str();
   }
-  return {{"data", config.data_dir}, {"devices", devices}};
+  return {{"data", config.data_dir}, {"devices", devices}, {"samples", config.samples_dir}};
 }
 
 double epoch_lr(const TrainConfig& config, int64_t epoch) {

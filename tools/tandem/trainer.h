@@ -53,8 +53,9 @@ struct TrainConfig {
 std::map<std::string, std::string> run_settings(const TrainConfig& config);
 
 /// What a checkpoint records of where the run read and ran ("data", the
-/// --data folder; "devices", the --devices list): a resumed run takes them
-/// unless told otherwise, since another place is not another run.
+/// --data folder; "devices", the --devices list; "samples", dcgan's
+/// --samples folder): a resumed run takes them unless told otherwise,
+/// since another place is not another run.
 std::map<std::string, std::string> run_places(const TrainConfig& config);
 
 /// The learning rate of `epoch` (from 0): config.lr throughout, or cosine
