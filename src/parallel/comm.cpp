@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "core/memory_ownership.h"
-#include "parallel/nccl_device_comm.h"
+#include "backend/nccl_device_comm.h"
 #include "parallel/parallel_utils.h"
 #include "tandem/core/executor.h"
 #include "tandem/graph/grad_mode.h"
@@ -209,7 +209,7 @@ void sum_into(const Tensor& out, const std::vector<Tensor>& sources) {
 // pieces are the sums. The GPUs' order in the call (`devices`, or the
 // inputs' order) gives the ranks, so [cuda:0, cuda:1] and [cuda:1, cuda:0]
 // are two cliques (see Note [NCCL cliques] in
-// distributed/nccl/nccl_device_comm.cpp for communicators and streams).
+// backend/nccl/nccl_device_comm.cpp for communicators and streams).
 //
 // Values. comm.h promises sums in replica order, ((g0 + g1) + g2) + ...,
 // bit for bit, which makes a data-parallel run reproducible (spec: data
@@ -234,7 +234,7 @@ void sum_into(const Tensor& out, const std::vector<Tensor>& sources) {
 // them where they may be.
 
 bool nccl_wanted() {
-  if (!detail::nccl_device_comm_built()) return false;
+  if (!backend::nccl::nccl_device_comm_built()) return false;
   const char* setting = std::getenv("TANDEM_COMM_NCCL");
   return setting == nullptr || std::string_view(setting) != "0";
 }
@@ -260,7 +260,7 @@ std::optional<size_t> nccl_root(const std::vector<Device>& devices, Device root)
 // that its devices allow it: where NCCL can sum `dtype` and its sum is the
 // replica-order one bit for bit (see Note [comm over NCCL]).
 bool nccl_sums_in_order(ScalarType dtype, size_t ranks) {
-  return detail::nccl_can_sum(dtype) && (ranks == 2 || !is_floating_point(dtype));
+  return backend::nccl::nccl_can_sum(dtype) && (ranks == 2 || !is_floating_point(dtype));
 }
 
 }  // namespace
@@ -309,7 +309,7 @@ std::vector<std::vector<Tensor>> broadcast_coalesced(const std::vector<Tensor>& 
       }
       if (root) buffers.push_back(std::move(copy.flat));
     }
-    if (root) detail::nccl_broadcast(buffers, *root, "broadcast_coalesced");
+    if (root) backend::nccl::nccl_broadcast(buffers, *root, "broadcast_coalesced");
   }
   return result;
 }
@@ -387,7 +387,7 @@ void nccl_reduce_bucket(const std::vector<std::vector<Tensor>>& inputs,
     }
     buffers.push_back(packed.flat);
   }
-  detail::nccl_reduce_sum(buffers, root, "reduce_add_coalesced");
+  backend::nccl::nccl_reduce_sum(buffers, root, "reduce_add_coalesced");
 }
 
 // Sums tensors `which` of the inputs into fresh coalesced pieces on

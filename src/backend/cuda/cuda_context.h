@@ -51,7 +51,7 @@ cudaStream_t stream_of(Device device);
 
 /// Held while queuing work that makes one GPU's stream wait for another's:
 /// the waits of a copy between GPUs (cuda_copy.cpp) and the kernels of an
-/// NCCL group launch (distributed/nccl/nccl_device_comm.cpp). Only around
+/// NCCL group launch (backend/nccl/nccl_device_comm.cpp). Only around
 /// the enqueue calls, never across a wait on the host. See Note [Waits
 /// between GPUs] in cuda_context.cpp.
 std::mutex& cross_gpu_mutex();

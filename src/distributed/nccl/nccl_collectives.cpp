@@ -57,7 +57,7 @@
 #include <optional>
 
 #include "backend/cuda/cuda_context.h"
-#include "distributed/nccl/nccl_types.h"
+#include "backend/nccl/nccl_types.h"
 #include "distributed/nccl_backend.h"
 #include "distributed/state.h"
 #include "tandem/core/error.h"
@@ -135,7 +135,7 @@ ncclRedOp_t nccl_op(ReduceOp op) {
 // Queues `op`'s NCCL call on `stream`, and for an allgather into a list the
 // copies out of the flat buffer after it.
 void issue(const CollectiveOp& op, ncclComm_t comm, cudaStream_t stream, int rank) {
-  const std::optional<ncclDataType_t> known = nccl_type(op.dtype);
+  const std::optional<ncclDataType_t> known = backend::nccl::nccl_type(op.dtype);
   TANDEM_INTERNAL_ASSERT(
       known, "no NCCL datatype for ", op.dtype, " (checked on enqueue)");
   const ncclDataType_t type = *known;

@@ -1,9 +1,9 @@
-// Private: NCCL collectives among the GPUs of this one process, for comm.cpp
-// (see Note [comm over NCCL] there). distributed/nccl/nccl_device_comm.cpp
-// implements it in a build with CUDA and NCCL (which only that folder is
-// compiled and linked with); distributed/no_nccl/ otherwise, where
-// nccl_device_comm_built() is false and nothing else is ever reached. No
-// CUDA or NCCL header here.
+// Private: NCCL collectives among the GPUs of this one process, for
+// parallel/comm.cpp (see Note [comm over NCCL] there). backend/nccl/
+// implements it in a build with CUDA and NCCL (which only backend/nccl/ and
+// distributed/nccl/ are compiled and linked with); backend/no_nccl/
+// otherwise, where nccl_device_comm_built() is false and nothing else is
+// ever reached. No CUDA or NCCL header here.
 //
 // A call takes one flat buffer per GPU: contiguous, of one dtype and one
 // size, each on a different GPU. The buffers' order names the clique (its
@@ -16,7 +16,7 @@
 #include "tandem/core/dtype.h"
 #include "tandem/core/tensor.h"
 
-namespace tandem::parallel::detail {
+namespace tandem::backend::nccl {
 
 /// Whether this build has NCCL (and the CUDA backend).
 bool nccl_device_comm_built();
@@ -33,4 +33,4 @@ void nccl_broadcast(const std::vector<Tensor>& buffers, size_t root, const char*
 /// values. Ordered on each GPU's stream; `what` names the caller in errors.
 void nccl_reduce_sum(const std::vector<Tensor>& buffers, size_t root, const char* what);
 
-}  // namespace tandem::parallel::detail
+}  // namespace tandem::backend::nccl

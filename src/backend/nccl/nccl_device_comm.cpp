@@ -1,6 +1,7 @@
 // NCCL collectives among the GPUs of this one process, for parallel/comm.cpp
-// (declared in parallel/nccl_device_comm.h). Here rather than in parallel/
-// because only distributed/nccl/ is compiled and linked with NCCL.
+// (declared in backend/nccl_device_comm.h). In the backend, below both
+// users of NCCL: parallel/ (these cliques) and distributed/nccl/ (the
+// process group's collectives), which share nccl_types.h.
 //
 // Note [NCCL cliques]
 // ~~~~~~~~~~~~~~~~~~~
@@ -40,7 +41,7 @@
 // down already, and ncclCommDestroy then fails or hangs; PyTorch skips it
 // in that case too. The driver frees everything when the process ends, and
 // nothing of a communicator is left for a user to observe.
-#include "parallel/nccl_device_comm.h"
+#include "backend/nccl_device_comm.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -51,10 +52,10 @@
 #include <string>
 
 #include "backend/cuda/cuda_context.h"
-#include "distributed/nccl/nccl_types.h"
+#include "backend/nccl/nccl_types.h"
 #include "tandem/core/error.h"
 
-namespace tandem::parallel::detail {
+namespace tandem::backend::nccl {
 namespace {
 
 std::string gpu_list(const std::vector<int>& gpus) {
@@ -165,7 +166,7 @@ void launch(const std::vector<Tensor>& buffers,
 bool nccl_device_comm_built() { return true; }
 
 bool nccl_can_sum(ScalarType dtype) {
-  return distributed::detail::nccl_type(dtype).has_value();
+  return nccl_type(dtype).has_value();
 }
 
 void nccl_broadcast(const std::vector<Tensor>& buffers, size_t root, const char* what) {
@@ -183,7 +184,7 @@ void nccl_broadcast(const std::vector<Tensor>& buffers, size_t root, const char*
 
 void nccl_reduce_sum(const std::vector<Tensor>& buffers, size_t root, const char* what) {
   const std::optional<ncclDataType_t> type =
-      distributed::detail::nccl_type(buffers.at(root).dtype());
+      nccl_type(buffers.at(root).dtype());
   TANDEM_INTERNAL_ASSERT(
       type.has_value(), what, ": NCCL cannot sum ", buffers[root].dtype());
   const auto count = static_cast<size_t>(buffers[root].numel());
@@ -205,4 +206,4 @@ void nccl_reduce_sum(const std::vector<Tensor>& buffers, size_t root, const char
          });
 }
 
-}  // namespace tandem::parallel::detail
+}  // namespace tandem::backend::nccl

@@ -1,5 +1,6 @@
-// Private to distributed/nccl/: tandem's dtypes as NCCL's, shared by the
-// process-group collectives and the single-process comm cliques.
+// Private to the NCCL code: tandem's dtypes as NCCL's, shared by the
+// process-group collectives (distributed/nccl/) and the single-process
+// cliques (backend/nccl/nccl_device_comm.cpp).
 #pragma once
 
 #include <nccl.h>
@@ -8,7 +9,7 @@
 
 #include "tandem/core/dtype.h"
 
-namespace tandem::distributed::detail {
+namespace tandem::backend::nccl {
 
 /// NCCL's type for `dtype`, or nullopt where NCCL's arithmetic would not
 /// be tandem's: bool, which NCCL would count (1 + 1 = 2), not "or". uint8
@@ -29,4 +30,4 @@ inline std::optional<ncclDataType_t> nccl_type(ScalarType dtype) {
   return std::nullopt;
 }
 
-}  // namespace tandem::distributed::detail
+}  // namespace tandem::backend::nccl
