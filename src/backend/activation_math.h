@@ -16,54 +16,42 @@
 #include <cmath>
 
 #include "backend/dispatch.h"
-
-#if defined(__CUDACC__)
-#define TANDEM_ACTIVATION_FN __host__ __device__ __forceinline__
-#else
-#define TANDEM_ACTIVATION_FN inline
-#endif
-
-// The device pass takes CUDA's global overloads, the host pass <cmath>'s.
-#if defined(__CUDA_ARCH__)
-#define TANDEM_ACTIVATION_MATH(fn) ::fn
-#else
-#define TANDEM_ACTIVATION_MATH(fn) std::fn
-#endif
+#include "backend/scalar_math.h"
 
 namespace tandem::backend {
 namespace activation_math {
 
 template <typename T>
-TANDEM_ACTIVATION_FN T abs(T x) {
+TANDEM_SCALAR_FN T abs(T x) {
   return x < T(0) ? -x : x;
 }
 
 // 1 / (1 + exp(-x)) without exp of a large positive number.
 template <typename T>
-TANDEM_ACTIVATION_FN T sigmoid(T x) {
-  if (x >= T(0)) return T(1) / (T(1) + TANDEM_ACTIVATION_MATH(exp)(-x));
-  const T e = TANDEM_ACTIVATION_MATH(exp)(x);
+TANDEM_SCALAR_FN T sigmoid(T x) {
+  if (x >= T(0)) return T(1) / (T(1) + TANDEM_SCALAR_MATH(exp)(-x));
+  const T e = TANDEM_SCALAR_MATH(exp)(x);
   return e / (T(1) + e);
 }
 
 // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)).
 template <typename T>
-TANDEM_ACTIVATION_FN T softplus(T x) {
+TANDEM_SCALAR_FN T softplus(T x) {
   return (x > T(0) ? x : T(0)) +
-         TANDEM_ACTIVATION_MATH(log1p)(TANDEM_ACTIVATION_MATH(exp)(-abs(x)));
+         TANDEM_SCALAR_MATH(log1p)(TANDEM_SCALAR_MATH(exp)(-abs(x)));
 }
 
 /// f(x) for the activation K with parameters a, b (see backend::Activation).
 template <Activation K, typename T>
-TANDEM_ACTIVATION_FN T forward(T x, T a, T b) {
+TANDEM_SCALAR_FN T forward(T x, T a, T b) {
   if constexpr (K == Activation::LeakyRelu) {
     return x > T(0) ? x : x * a;
   } else if constexpr (K == Activation::Elu) {
-    return x > T(0) ? b * x : b * a * TANDEM_ACTIVATION_MATH(expm1)(x);
+    return x > T(0) ? b * x : b * a * TANDEM_SCALAR_MATH(expm1)(x);
   } else if constexpr (K == Activation::Silu) {
     return x * sigmoid(x);
   } else if constexpr (K == Activation::Mish) {
-    return x * TANDEM_ACTIVATION_MATH(tanh)(softplus(x));
+    return x * TANDEM_SCALAR_MATH(tanh)(softplus(x));
   } else if constexpr (K == Activation::Softplus) {
     // Linear above the threshold, as PyTorch's (a: beta, b: threshold).
     return x * a > b ? x : softplus(x * a) / a;
@@ -72,7 +60,7 @@ TANDEM_ACTIVATION_FN T forward(T x, T a, T b) {
     return x < a ? a : (x > b ? b : x);
   } else if constexpr (K == Activation::LogSigmoid) {
     return (x < T(0) ? x : T(0)) -
-           TANDEM_ACTIVATION_MATH(log1p)(TANDEM_ACTIVATION_MATH(exp)(-abs(x)));
+           TANDEM_SCALAR_MATH(log1p)(TANDEM_SCALAR_MATH(exp)(-abs(x)));
   } else {
     static_assert(K == Activation::Softsign);
     return x / (T(1) + abs(x));
@@ -82,16 +70,16 @@ TANDEM_ACTIVATION_FN T forward(T x, T a, T b) {
 /// g * f'(x). Piecewise-constant slopes select g rather than multiply it,
 /// so an infinite g gives 0 where the slope is 0 (as PyTorch's).
 template <Activation K, typename T>
-TANDEM_ACTIVATION_FN T backward(T g, T x, T a, T b) {
+TANDEM_SCALAR_FN T backward(T g, T x, T a, T b) {
   if constexpr (K == Activation::LeakyRelu) {
     return x > T(0) ? g : g * a;
   } else if constexpr (K == Activation::Elu) {
-    return x > T(0) ? g * b : g * b * a * TANDEM_ACTIVATION_MATH(exp)(x);
+    return x > T(0) ? g * b : g * b * a * TANDEM_SCALAR_MATH(exp)(x);
   } else if constexpr (K == Activation::Silu) {
     const T s = sigmoid(x);
     return g * s * (T(1) + x * (T(1) - s));
   } else if constexpr (K == Activation::Mish) {
-    const T t = TANDEM_ACTIVATION_MATH(tanh)(softplus(x));
+    const T t = TANDEM_SCALAR_MATH(tanh)(softplus(x));
     return g * (t + x * sigmoid(x) * (T(1) - t * t));
   } else if constexpr (K == Activation::Softplus) {
     return x * a > b ? g : g * sigmoid(x * a);
@@ -112,7 +100,7 @@ TANDEM_ACTIVATION_FN T backward(T g, T x, T a, T b) {
 template <Activation K, typename T>
 struct ActivationForward {
   T a, b;
-  TANDEM_ACTIVATION_FN T operator()(T x) const {
+  TANDEM_SCALAR_FN T operator()(T x) const {
     return activation_math::forward<K>(x, a, b);
   }
 };
@@ -120,7 +108,7 @@ struct ActivationForward {
 template <Activation K, typename T>
 struct ActivationBackward {
   T a, b;
-  TANDEM_ACTIVATION_FN T operator()(T g, T x) const {
+  TANDEM_SCALAR_FN T operator()(T g, T x) const {
     return activation_math::backward<K>(g, x, a, b);
   }
 };
@@ -152,5 +140,5 @@ void dispatch_activation(Activation kind, F&& f) {
 
 }  // namespace tandem::backend
 
-#undef TANDEM_ACTIVATION_MATH
-#undef TANDEM_ACTIVATION_FN
+#undef TANDEM_SCALAR_MATH
+#undef TANDEM_SCALAR_FN

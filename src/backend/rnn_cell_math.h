@@ -12,37 +12,26 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define TANDEM_RNN_CELL_FN __host__ __device__ __forceinline__
-#else
-#define TANDEM_RNN_CELL_FN inline
-#endif
+#include "backend/scalar_math.h"
+
 
 namespace tandem::backend::rnn_cell_math {
 
 template <typename T>
-TANDEM_RNN_CELL_FN T sigmoid(T x) {
-#if defined(__CUDA_ARCH__)
-  return T(1) / (T(1) + ::exp(-x));
-#else
-  return T(1) / (T(1) + std::exp(-x));
-#endif
+TANDEM_SCALAR_FN T sigmoid(T x) {
+  return T(1) / (T(1) + TANDEM_SCALAR_MATH(exp)(-x));
 }
 
 template <typename T>
-TANDEM_RNN_CELL_FN T tanh_of(T x) {
-#if defined(__CUDA_ARCH__)
-  return ::tanh(x);
-#else
-  return std::tanh(x);
-#endif
+TANDEM_SCALAR_FN T tanh_of(T x) {
+  return TANDEM_SCALAR_MATH(tanh)(x);
 }
 
 /// c = f * c_prev + i * g, h = o * tanh(c), from the summed pre-activations
 /// in `gates`, which are overwritten with the activated gates (what the
 /// backward reads).
 template <typename T>
-TANDEM_RNN_CELL_FN void lstm_forward(
+TANDEM_SCALAR_FN void lstm_forward(
     int64_t hidden, int64_t j, T* gates, const T* c_prev, T* h, T* c) {
   const T i = sigmoid(gates[j]);
   const T f = sigmoid(gates[hidden + j]);
@@ -60,7 +49,7 @@ TANDEM_RNN_CELL_FN void lstm_forward(
 /// The gradients of the pre-activation gates and of c_prev from those of h
 /// and c (`grad_c` null: zero), given the activated gates, c_prev and c.
 template <typename T>
-TANDEM_RNN_CELL_FN void lstm_backward(int64_t hidden,
+TANDEM_SCALAR_FN void lstm_backward(int64_t hidden,
                                       int64_t j,
                                       T* grad_gates,
                                       T* grad_c_prev,
@@ -86,7 +75,7 @@ TANDEM_RNN_CELL_FN void lstm_backward(int64_t hidden,
 /// b_ih) and h_* `hidden_gates` (h_prev W_hh^T + b_hh). input_gates is
 /// overwritten with r, z, n; hidden_gates is kept (the backward reads h_n).
 template <typename T>
-TANDEM_RNN_CELL_FN void gru_forward(int64_t hidden,
+TANDEM_SCALAR_FN void gru_forward(int64_t hidden,
                                     int64_t j,
                                     T* input_gates,
                                     const T* hidden_gates,
@@ -105,7 +94,7 @@ TANDEM_RNN_CELL_FN void gru_forward(int64_t hidden,
 /// gates = (r, z, n), hidden_gates and h_prev; adds h_prev's direct share
 /// (grad_h * z) into grad_h_prev.
 template <typename T>
-TANDEM_RNN_CELL_FN void gru_backward(int64_t hidden,
+TANDEM_SCALAR_FN void gru_backward(int64_t hidden,
                                      int64_t j,
                                      T* grad_input_gates,
                                      T* grad_hidden_gates,
