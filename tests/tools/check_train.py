@@ -23,6 +23,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safetensors_edit  # noqa: E402
+
 TRAIN_IMAGES, TEST_IMAGES = 640, 200
 
 
@@ -80,9 +83,9 @@ def read(path):
         return f.read()
 
 
-def check_exact_resume(tandem, data, work, model, devices, steps):
+def check_exact_resume(tandem, data, work, model, devices, steps, extra=()):
     common = ["--data", data, "--model", model, "--devices", devices, "--batch-size", "64",
-              "--epochs", "3", "--seed", "3", "--workers", "2"]
+              "--epochs", "3", "--seed", "3", "--workers", "2", *extra]
     straight = os.path.join(work, f"{model}-straight.safetensors")
     half = os.path.join(work, f"{model}-half.safetensors")
     resumed = os.path.join(work, f"{model}-resumed.safetensors")
@@ -100,7 +103,29 @@ def check_exact_resume(tandem, data, work, model, devices, steps):
         "--checkpoint", resumed)
     expect(read(straight) == read(resumed),
            f"{model} on {devices}: resumed run differs from the straight one")
-    print(f"exact resume: {model} on {devices}, {steps} steps: byte-identical checkpoints")
+    print(f"exact resume: {model} {' '.join(extra)} on {devices}, {steps} steps: "
+          "byte-identical checkpoints")
+
+
+def check_augment_is_cut_free(tandem, data, work):
+    """--augment draws by image, not by device: in invariant mode the weights
+    on one device and on three are the same bits, and differ from a run
+    without augmentation."""
+    common = ["train", "--data", data, "--model", "mlp", "--batch-size", "64",
+              "--epochs", "1", "--seed", "4", "--max-steps", "4", "--invariant"]
+    one, three, plain = (os.path.join(work, f"augment-{name}.safetensors")
+                         for name in ("one", "three", "plain"))
+    run(tandem, *common, "--augment", "--devices", "cpu:0", "--checkpoint", one)
+    run(tandem, *common, "--augment", "--devices", "cpu:0,cpu:1,cpu:2",
+        "--checkpoint", three)
+    run(tandem, *common, "--devices", "cpu:0", "--checkpoint", plain)
+    def tensors(path):
+        header, payload = safetensors_edit.read(path)
+        return {key: payload[slice(*entry["data_offsets"])]
+                for key, entry in header.items() if key != "__metadata__"}
+    expect(tensors(one) == tensors(three), "--augment: 1 and 3 devices differ")
+    expect(tensors(one) != tensors(plain), "--augment changed nothing")
+    print("augment: the same draws on 1 and 3 devices (invariant mode), and they count")
 
 
 def check_interrupt(tandem, data, work):
@@ -176,6 +201,8 @@ def main(argv):
         check_exact_resume(tandem, data, work, "cnn", "cpu:0", 6)
         check_exact_resume(tandem, data, work, "cnn", "cpu:0,cpu:1", 6)
         check_exact_resume(tandem, data, work, "resnet", "cpu:0,cpu:1", 4)
+        check_exact_resume(tandem, data, work, "cnn", "cpu:0,cpu:1", 6, ["--augment"])
+        check_augment_is_cut_free(tandem, data, work)
         check_interrupt(tandem, data, work)
         check_metrics(tandem, data, work)
         check_errors(tandem, data, work)

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <utility>
 
+#include "augment.h"
 #include "commands.h"
 #include "evaluation.h"
 #include "grad_ready_order.h"
@@ -94,6 +95,7 @@ class ClassificationTask final : public TrainingTask {
       out << " (" << config_.batch_size / group_->size()
           << (config_.batch_size % group_->size() ? "+" : "") << " per process)";
     }
+    if (config_.augment) out << ", flipped and shifted at random";
     out << ", " << config_.optimizer << " lr " << config_.lr << " ("
         << config_.lr_schedule << ")";
     return out.str();
@@ -107,6 +109,7 @@ class ClassificationTask final : public TrainingTask {
     }
     epoch_.emplace(loader_->epoch(epoch, first_batch));
     next_ = epoch_->begin();
+    epoch_index_ = epoch;
   }
 
   // One step on this process's part of the batch: the mean loss over the
@@ -119,7 +122,11 @@ class ClassificationTask final : public TrainingTask {
     optimizer_->zero_grad();
     const Tensor target = batch.target.to(model_->output_device(), /*non_blocking=*/true);
     const int64_t rows = batch.target.size(0);
-    const Tensor logits = model_->forward(batch.data);
+    const Tensor logits = model_->forward(
+        config_.augment
+            ? augment(batch.data, {config_.seed, epoch_index_, batch.index},
+                      first_row(batch.global_size), normalized_black())
+            : batch.data);
     if (!group_) {
       const Tensor loss = cross_entropy(logits, target);
       loss.backward();
@@ -177,6 +184,15 @@ class ClassificationTask final : public TrainingTask {
   bool balanced() const override { return model_->balanced(); }
 
  private:
+  // The global row of this process's first image in a batch of `rows`.
+  int64_t first_row(int64_t rows) const {
+    if (!group_) return 0;
+    const std::vector<int64_t> parts = model_->cut(rows);
+    int64_t before = 0;
+    for (int r = 0; r < group_->rank(); ++r) before += parts[static_cast<size_t>(r)];
+    return before;
+  }
+
   const TrainConfig& config_;
   std::shared_ptr<distributed::ProcessGroup> group_;  // null: one process
   std::optional<ModelOnDevices> model_;
@@ -187,6 +203,7 @@ class ClassificationTask final : public TrainingTask {
   std::optional<Loader> loader_;
   std::optional<Loader::EpochRange> epoch_;
   Loader::Iterator next_;  // the epoch's next batch
+  int64_t epoch_index_ = 0;
 };
 
 }  // namespace

@@ -23,6 +23,8 @@ ImageSplit load_split(const std::string& root, bool train) {
   return load_normalized(root, train, kPixelMean, kPixelStd);
 }
 
+double normalized_black() { return (0.0 - kPixelMean) / kPixelStd; }
+
 ImageSplit load_split_in_tanh_range(const std::string& root, bool train) {
   return load_normalized(root, train, 0.5, 0.5);  // [0, 1] -> [-1, 1]
 }

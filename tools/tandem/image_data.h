@@ -19,6 +19,9 @@ struct ImageSplit {
 /// The training split (train = true) or the test split under `root`.
 ImageSplit load_split(const std::string& root, bool train);
 
+/// A black pixel's value in load_split's images (the background).
+double normalized_black();
+
 /// The same with the pixels mapped to [-1, 1], the range of a generator's
 /// tanh (dcgan).
 ImageSplit load_split_in_tanh_range(const std::string& root, bool train);

@@ -27,6 +27,7 @@ std::optional<std::string> recorded(const io::Checkpoint& checkpoint,
   if (key == "dtype") return "float32";
   if (key == "on_nonfinite") return "stop";
   if (key == "micro_batch") return "0";  // invariant mode off
+  if (key == "augment") return "0";
   return std::nullopt;
 }
 

@@ -73,6 +73,10 @@ void refuse_for_own_loop(const TrainFlags& flags,
     throw UsageError(model + " has no invariant mode (--invariant, --micro-batch); it is "
                              "for mlp, cnn and resnet");
   }
+  if (config.augment) {
+    throw UsageError(model + " has no images to augment; --augment is for mlp, cnn and "
+                             "resnet");
+  }
   if (config.model == "lstm-lm" && config.workers > 0) {
     throw UsageError(model + " reads its segments in place; --workers is for the image "
                              "models");
@@ -213,6 +217,11 @@ Action train_command(CLI::App& command) {
                   "mpirun); lstm-lm: columns of the token stream (default 256; "
                   "lstm-lm 32, dcgan 64)")
       ->check(whole_number(1));
+  command.add_flag("--augment",
+                   config.augment,
+                   "mlp, cnn, resnet: mirror each training image left-right at random and "
+                   "shift it by up to 2 pixels, drawn from the seed, epoch and image (so "
+                   "a resumed run and any --devices list draw alike)");
   command
       .add_option("--optimizer",
                   flags->optimizer,

@@ -355,6 +355,7 @@ std::map<std::string, std::string> run_settings(const TrainConfig& config) {
           {"lr_schedule", config.lr_schedule},
           {"epochs", std::to_string(config.epochs)},
           {"batch_size", std::to_string(config.batch_size)},
+          {"augment", config.augment ? "1" : "0"},
           {"seed", std::to_string(config.seed)},
           {"on_nonfinite", config.on_nonfinite},
           {"micro_batch", std::to_string(config.balancing.micro_batch)}};

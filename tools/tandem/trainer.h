@@ -30,6 +30,7 @@ struct TrainConfig {
   Balancing balancing;  // how DataParallel cuts each batch over the devices
   int64_t epochs = 10;
   int64_t batch_size = 256;  // the global batch, split across the devices
+  bool augment = false;      // classifiers: random flips and shifts (augment.h)
   std::string optimizer = "sgd";
   double lr = 0.05;
   std::string lr_schedule = "cosine";  // or "constant"; set per epoch; lstm-lm: or "plateau"
@@ -48,7 +49,7 @@ struct TrainConfig {
 
 /// The settings a checkpoint records, keyed by their flag's name with `_`
 /// for `-` (model, dtype, optimizer, lr, lr_schedule, epochs, batch_size,
-/// seed, on_nonfinite, micro_batch): everything the run's numbers depend on besides the
+/// augment, seed, on_nonfinite, micro_batch): everything the run's numbers depend on besides the
 /// data and the devices. A resumed run takes them from its checkpoint.
 std::map<std::string, std::string> run_settings(const TrainConfig& config);
 
