@@ -16,6 +16,7 @@
 //
 // The batch is time-major, [bptt, batch]; DataParallel cuts the input and
 // the LSTM state along dim 1, as the example's nn.DataParallel(dim=1) would.
+#include <tandem/data/king_james_bible.h>
 #include <tandem/tandem.h>
 
 #include <algorithm>

@@ -16,7 +16,6 @@
 #include "tandem/data/distributed_samplers.h"
 #include "tandem/data/example.h"
 #include "tandem/data/idx.h"
-#include "tandem/data/king_james_bible.h"
 #include "tandem/data/mnist.h"
 #include "tandem/data/sampler.h"
 #include "tandem/data/tensor_dataset.h"
