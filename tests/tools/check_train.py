@@ -103,7 +103,7 @@ def check_exact_resume(tandem, data, work, model, devices, steps, extra=()):
         "--checkpoint", resumed)
     expect(read(straight) == read(resumed),
            f"{model} on {devices}: resumed run differs from the straight one")
-    print(f"exact resume: {model} {' '.join(extra)} on {devices}, {steps} steps: "
+    print(f"exact resume: {' '.join([model, *extra])} on {devices}, {steps} steps: "
           "byte-identical checkpoints")
 
 

@@ -63,17 +63,20 @@ class ClassificationTask final : public TrainingTask {
     loader_.emplace(data::TensorDataset(train_.images, train_.targets),
                     data::samplers::RandomSampler(train_.images.size(0), config.seed),
                     loading);
-    std::vector<size_t> ready_order;
-    if (resume) ready_order = recorded_grad_ready_order(*resume, config.resume_path);
-    manual_seed(config.seed);
-    nn::Sequential model = make_model(config.model);
-    model->to(config.dtype);
+    if (resume) ready_order_ = recorded_grad_ready_order(*resume, config.resume_path);
+  }
+
+  void make_models() override {
+    manual_seed(config_.seed);
+    nn::Sequential model = make_model(config_.model);
+    model->to(config_.dtype);
     model_.emplace(model,
-                   config.devices,
+                   config_.devices,
                    group_,
-                   nn::DistributedDataParallelOptions().grad_ready_order(ready_order),
-                   config.balancing);
-    optimizer_ = make_optimizer(config.optimizer, model_->model()->parameters(), config.lr);
+                   nn::DistributedDataParallelOptions().grad_ready_order(ready_order_),
+                   config_.balancing);
+    optimizer_ =
+        make_optimizer(config_.optimizer, model_->model()->parameters(), config_.lr);
   }
 
   std::string description() const override {
@@ -195,6 +198,7 @@ class ClassificationTask final : public TrainingTask {
 
   const TrainConfig& config_;
   std::shared_ptr<distributed::ProcessGroup> group_;  // null: one process
+  std::vector<size_t> ready_order_;  // the checkpoint's, for the DDP
   std::optional<ModelOnDevices> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   ImageSplit train_, test_;

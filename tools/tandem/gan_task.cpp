@@ -124,21 +124,24 @@ class GanTask final : public TrainingTask {
                         .batch_size(config.batch_size)
                         .workers(config.workers)
                         .pin_memory(device().is_cuda()));
-    manual_seed(config.seed);
+  }
+
+  void make_models() override {
+    manual_seed(config_.seed);
     generator_ = make_generator();
     discriminator_ = make_discriminator();
     for (nn::Sequential* net : {&generator_, &discriminator_}) {
-      (*net)->to(config.dtype);
+      (*net)->to(config_.dtype);
       (*net)->to(device());
     }
-    const auto devices = nn::DataParallelOptions().device_ids(config.devices);
+    const auto devices = nn::DataParallelOptions().device_ids(config_.devices);
     parallel_generator_ = nn::DataParallel(generator_, devices);
     parallel_discriminator_ = nn::DataParallel(discriminator_, devices);
-    const auto adam = optim::AdamOptions(config.lr).betas({0.5, 0.999});
+    const auto adam = optim::AdamOptions(config_.lr).betas({0.5, 0.999});
     generator_optimizer_.emplace(generator_->parameters(), adam);
     discriminator_optimizer_.emplace(discriminator_->parameters(), adam);
     Generator noise(kFixedNoiseSeed);
-    fixed_noise_ = randn({kSamples, kNoise, 1, 1}, noise).to(config.dtype).to(device());
+    fixed_noise_ = randn({kSamples, kNoise, 1, 1}, noise).to(config_.dtype).to(device());
   }
 
   std::string description() const override {

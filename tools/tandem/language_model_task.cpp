@@ -116,20 +116,23 @@ class LanguageModelTask final : public TrainingTask {
     train_ = in_columns(corpus_.train(), config.batch_size);
     valid_ = in_columns(corpus_.valid(), kEvalColumns);
     test_ = in_columns(corpus_.test(), kEvalColumns);
-    manual_seed(config.seed);
+    plateau_lr_ = config.lr;
+  }
+
+  void make_models() override {
+    manual_seed(config_.seed);
     model_ = WordModel(corpus_.vocabulary_size());
-    model_->to(config.dtype);
+    model_->to(config_.dtype);
     model_->to(device());
     parallel_ = nn::DataParallel(
-        model_, nn::DataParallelOptions().device_ids(config.devices).dim(1));
-    if (config.optimizer == "adam") {
-      optimizer_ =
-          std::make_unique<optim::Adam>(model_->parameters(), optim::AdamOptions(config.lr));
+        model_, nn::DataParallelOptions().device_ids(config_.devices).dim(1));
+    if (config_.optimizer == "adam") {
+      optimizer_ = std::make_unique<optim::Adam>(model_->parameters(),
+                                                 optim::AdamOptions(config_.lr));
     } else {  // plain SGD, as the example
-      optimizer_ =
-          std::make_unique<optim::SGD>(model_->parameters(), optim::SGDOptions(config.lr));
+      optimizer_ = std::make_unique<optim::SGD>(model_->parameters(),
+                                                optim::SGDOptions(config_.lr));
     }
-    plateau_lr_ = config.lr;
   }
 
   std::string description() const override {

@@ -65,6 +65,7 @@ class Run {
         leader_(!group_ || group_->rank() == 0),
         out_(leader_ ? out : silent_) {
     set_up_together(group_.get(), [&] { prepare(resume ? &*resume : nullptr); });
+    task_->make_models();
     if (resume) restore(*resume);
   }
 

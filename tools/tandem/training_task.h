@@ -43,6 +43,12 @@ class TrainingTask {
  public:
   virtual ~TrainingTask() = default;
 
+  /// Builds the models and optimizers from config.seed. Apart from the
+  /// constructor, which reads the data and may fail: every process of a
+  /// distributed run agrees the data are there before any of them builds a
+  /// model, which talks to the others (DistributedDataParallel).
+  virtual void make_models() = 0;
+
   /// What trains on what ("resnet on cpu:0,cpu:1: 60000 training and
   /// 10000 test images from DIR; batch 256 (128 per device), adam lr 0.001
   /// (cosine)"), for the run's first line.
@@ -81,8 +87,8 @@ class TrainingTask {
 const std::vector<std::string>& train_model_names();
 
 /// The task of config.model; resuming from `resume` when given (its
-/// settings already checked against config). Reads the data, checks the
-/// devices and builds the models from config.seed.
+/// settings already checked against config). Checks the devices and reads
+/// the data; make_models() then builds the models.
 std::unique_ptr<TrainingTask> make_training_task(
     const TrainConfig& config,
     const io::Checkpoint* resume,
