@@ -14,7 +14,6 @@
 
 #include "backend/scalar_math.h"
 
-
 namespace tandem::backend::rnn_cell_math {
 
 template <typename T>
@@ -50,14 +49,14 @@ TANDEM_SCALAR_FN void lstm_forward(
 /// and c (`grad_c` null: zero), given the activated gates, c_prev and c.
 template <typename T>
 TANDEM_SCALAR_FN void lstm_backward(int64_t hidden,
-                                      int64_t j,
-                                      T* grad_gates,
-                                      T* grad_c_prev,
-                                      const T* grad_h,
-                                      const T* grad_c,
-                                      const T* gates,
-                                      const T* c_prev,
-                                      const T* c) {
+                                    int64_t j,
+                                    T* grad_gates,
+                                    T* grad_c_prev,
+                                    const T* grad_h,
+                                    const T* grad_c,
+                                    const T* gates,
+                                    const T* c_prev,
+                                    const T* c) {
   const T i = gates[j], f = gates[hidden + j];
   const T g = gates[2 * hidden + j], o = gates[3 * hidden + j];
   const T tc = tanh_of(c[j]);
@@ -76,11 +75,11 @@ TANDEM_SCALAR_FN void lstm_backward(int64_t hidden,
 /// overwritten with r, z, n; hidden_gates is kept (the backward reads h_n).
 template <typename T>
 TANDEM_SCALAR_FN void gru_forward(int64_t hidden,
-                                    int64_t j,
-                                    T* input_gates,
-                                    const T* hidden_gates,
-                                    const T* h_prev,
-                                    T* h) {
+                                  int64_t j,
+                                  T* input_gates,
+                                  const T* hidden_gates,
+                                  const T* h_prev,
+                                  T* h) {
   const T r = sigmoid(input_gates[j] + hidden_gates[j]);
   const T z = sigmoid(input_gates[hidden + j] + hidden_gates[hidden + j]);
   const T n = tanh_of(input_gates[2 * hidden + j] + r * hidden_gates[2 * hidden + j]);
@@ -95,14 +94,14 @@ TANDEM_SCALAR_FN void gru_forward(int64_t hidden,
 /// (grad_h * z) into grad_h_prev.
 template <typename T>
 TANDEM_SCALAR_FN void gru_backward(int64_t hidden,
-                                     int64_t j,
-                                     T* grad_input_gates,
-                                     T* grad_hidden_gates,
-                                     T* grad_h_prev,
-                                     const T* grad_h,
-                                     const T* gates,
-                                     const T* hidden_gates,
-                                     const T* h_prev) {
+                                   int64_t j,
+                                   T* grad_input_gates,
+                                   T* grad_hidden_gates,
+                                   T* grad_h_prev,
+                                   const T* grad_h,
+                                   const T* gates,
+                                   const T* hidden_gates,
+                                   const T* h_prev) {
   const T r = gates[j], z = gates[hidden + j], n = gates[2 * hidden + j];
   const T gh = grad_h[j];
   const T grad_n = gh * (T(1) - z) * (T(1) - n * n);

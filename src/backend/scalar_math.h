@@ -206,9 +206,9 @@ void dispatch_unary(UnaryOp op, F&& f) {
 
 /// Whether binary op K is a comparison (bool out, inputs of any dtype).
 template <BinaryOp K>
-inline constexpr bool kIsComparison = K == BinaryOp::Eq || K == BinaryOp::Ne ||
-                                      K == BinaryOp::Lt || K == BinaryOp::Le ||
-                                      K == BinaryOp::Gt || K == BinaryOp::Ge;
+inline constexpr bool kIsComparison =
+    K == BinaryOp::Eq || K == BinaryOp::Ne || K == BinaryOp::Lt || K == BinaryOp::Le ||
+    K == BinaryOp::Gt || K == BinaryOp::Ge;
 
 /// Whether arithmetic binary op K has a kernel for T (bool has its own,
 /// BoolBinary; the activations' backwards take floating types only).
@@ -216,8 +216,9 @@ template <BinaryOp K, typename T>
 inline constexpr bool kBinaryTakes =
     !std::is_same_v<T, bool> && !kIsComparison<K> &&
     (std::is_floating_point_v<T> ||
-     !(K == BinaryOp::SigmoidBackwardFromResult || K == BinaryOp::TanhBackwardFromResult ||
-       K == BinaryOp::GeluBackward || K == BinaryOp::GeluTanhBackward));
+     !(K == BinaryOp::SigmoidBackwardFromResult ||
+       K == BinaryOp::TanhBackwardFromResult || K == BinaryOp::GeluBackward ||
+       K == BinaryOp::GeluTanhBackward));
 
 /// out = f(x, y) for arithmetic binary op K; `param` is AddScaled's alpha.
 /// The backwards take (grad, input) or (grad, result) as their names say.

@@ -93,7 +93,8 @@ KingJamesBible::KingJamesBible(const std::string& path)
     }
     const int64_t cycle = book_index % kBooksPerCycle;
     const int part = cycle == 9 ? 1 : cycle == 10 ? 2 : 0;
-    for (std::string& token : tokenize_verse(text)) parts[part].push_back(std::move(token));
+    for (std::string& token : tokenize_verse(text))
+      parts[part].push_back(std::move(token));
   }
   std::map<std::string, int64_t> counts;  // ordered: ids do not depend on hashing
   for (const std::string& token : parts[0]) ++counts[token];

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <utility>
 
-#include "core/memory_ownership.h"
 #include "backend/nccl_device_comm.h"
+#include "core/memory_ownership.h"
 #include "parallel/parallel_utils.h"
 #include "tandem/core/executor.h"
 #include "tandem/graph/grad_mode.h"

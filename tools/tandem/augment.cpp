@@ -33,8 +33,15 @@ Draw draw(const AugmentKey& key, int64_t row) {
 }
 
 template <typename T>
-void move_images(const T* in, T* out, int64_t n, int64_t channels, int64_t height,
-                 int64_t width, const AugmentKey& key, int64_t first_row, T background) {
+void move_images(const T* in,
+                 T* out,
+                 int64_t n,
+                 int64_t channels,
+                 int64_t height,
+                 int64_t width,
+                 const AugmentKey& key,
+                 int64_t first_row,
+                 T background) {
   const int64_t plane = height * width;
   for (int64_t i = 0; i < n; ++i) {
     const Draw d = draw(key, first_row + i);
@@ -56,23 +63,42 @@ void move_images(const T* in, T* out, int64_t n, int64_t channels, int64_t heigh
 
 }  // namespace
 
-Tensor augment(const Tensor& images, const AugmentKey& key, int64_t first_row,
+Tensor augment(const Tensor& images,
+               const AugmentKey& key,
+               int64_t first_row,
                double background) {
   TANDEM_CHECK(images.dim() == 4 && images.device().is_cpu(),
                "augment: expected a CPU batch of images [N, C, H, W], got shape ",
-               images.sizes(), " on ", images.device());
+               images.sizes(),
+               " on ",
+               images.device());
   const Tensor in = images.contiguous();
   Tensor out = empty(in.sizes(), in.options());
   const int64_t n = in.size(0), channels = in.size(1), height = in.size(2),
                 width = in.size(3);
   if (in.dtype() == kFloat32) {
-    move_images(in.data_ptr<float>(), out.data_ptr<float>(), n, channels, height, width,
-                key, first_row, static_cast<float>(background));
+    move_images(in.data_ptr<float>(),
+                out.data_ptr<float>(),
+                n,
+                channels,
+                height,
+                width,
+                key,
+                first_row,
+                static_cast<float>(background));
   } else {
-    TANDEM_CHECK(in.dtype() == kFloat64, "augment: expected float32 or float64 images, got ",
+    TANDEM_CHECK(in.dtype() == kFloat64,
+                 "augment: expected float32 or float64 images, got ",
                  in.dtype());
-    move_images(in.data_ptr<double>(), out.data_ptr<double>(), n, channels, height, width,
-                key, first_row, background);
+    move_images(in.data_ptr<double>(),
+                out.data_ptr<double>(),
+                n,
+                channels,
+                height,
+                width,
+                key,
+                first_row,
+                background);
   }
   return out;
 }

@@ -26,7 +26,9 @@ struct AugmentKey {
 /// A new [N, C, H, W] batch: image i of `images` (a CPU tensor, float32 or
 /// float64) mirrored and shifted as drawn for row first_row + i of batch
 /// `key`, uncovered pixels set to `background`.
-Tensor augment(const Tensor& images, const AugmentKey& key, int64_t first_row,
+Tensor augment(const Tensor& images,
+               const AugmentKey& key,
+               int64_t first_row,
                double background);
 
 }  // namespace tandem::cli

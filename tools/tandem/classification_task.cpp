@@ -39,8 +39,7 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
 
 class ClassificationTask final : public TrainingTask {
  public:
-  using Loader =
-      data::DataLoader<data::TensorDataset, data::samplers::RandomSampler>;
+  using Loader = data::DataLoader<data::TensorDataset, data::samplers::RandomSampler>;
 
   ClassificationTask(const TrainConfig& config,
                      const io::Checkpoint* resume,
@@ -126,10 +125,11 @@ class ClassificationTask final : public TrainingTask {
     const Tensor target = batch.target.to(model_->output_device(), /*non_blocking=*/true);
     const int64_t rows = batch.target.size(0);
     const Tensor logits = model_->forward(
-        config_.augment
-            ? augment(batch.data, {config_.seed, epoch_index_, batch.index},
-                      first_row(batch.global_size), normalized_black())
-            : batch.data);
+        config_.augment ? augment(batch.data,
+                                  {config_.seed, epoch_index_, batch.index},
+                                  first_row(batch.global_size),
+                                  normalized_black())
+                        : batch.data);
     if (!group_) {
       const Tensor loss = cross_entropy(logits, target);
       loss.backward();
@@ -198,7 +198,7 @@ class ClassificationTask final : public TrainingTask {
 
   const TrainConfig& config_;
   std::shared_ptr<distributed::ProcessGroup> group_;  // null: one process
-  std::vector<size_t> ready_order_;  // the checkpoint's, for the DDP
+  std::vector<size_t> ready_order_;                   // the checkpoint's, for the DDP
   std::optional<ModelOnDevices> model_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   ImageSplit train_, test_;

@@ -31,16 +31,16 @@ constexpr uint64_t kFixedNoiseSeed = 2024;
 constexpr int64_t kScoredImages = 1000;  // of the test split, for d_real
 constexpr double kLeakySlope = 0.2;
 
-nn::ConvTranspose2d up(int64_t in, int64_t out, int64_t kernel, int64_t stride,
-                       int64_t padding) {
+nn::ConvTranspose2d up(
+    int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding) {
   return nn::ConvTranspose2d(nn::ConvTranspose2dOptions(in, out, kernel)
                                  .stride(stride)
                                  .padding(padding)
                                  .bias(false));
 }
 
-nn::Conv2d down(int64_t in, int64_t out, int64_t kernel, int64_t stride,
-                int64_t padding) {
+nn::Conv2d down(
+    int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t padding) {
   return nn::Conv2d(
       nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding).bias(false));
 }
@@ -48,10 +48,11 @@ nn::Conv2d down(int64_t in, int64_t out, int64_t kernel, int64_t stride,
 // 100 x 1 x 1 -> 4w x 4 x 4 -> 2w x 7 x 7 -> w x 14 x 14 -> 1 x 28 x 28.
 nn::Sequential make_generator() {
   nn::Sequential net;
-  const struct { int64_t in, out, kernel, stride, padding; } layers[] = {
-      {kNoise, 4 * kWidth, 4, 1, 0},
-      {4 * kWidth, 2 * kWidth, 3, 2, 1},
-      {2 * kWidth, kWidth, 4, 2, 1}};
+  const struct {
+    int64_t in, out, kernel, stride, padding;
+  } layers[] = {{kNoise, 4 * kWidth, 4, 1, 0},
+                {4 * kWidth, 2 * kWidth, 3, 2, 1},
+                {2 * kWidth, kWidth, 4, 2, 1}};
   for (const auto& l : layers) {
     net->push_back(up(l.in, l.out, l.kernel, l.stride, l.padding));
     net->push_back(nn::BatchNorm2d(l.out));
@@ -184,9 +185,9 @@ class GanTask final : public TrainingTask {
     const Tensor on_real = parallel_discriminator_->forward(real).view({-1});
     const Tensor d_loss_real = binary_cross_entropy(on_real, real_labels);
     d_loss_real.backward();
-    const Tensor fakes = parallel_generator_->forward(randn({rows, kNoise, 1, 1}, options));
-    const Tensor on_fake =
-        parallel_discriminator_->forward(fakes.detach()).view({-1});
+    const Tensor fakes =
+        parallel_generator_->forward(randn({rows, kNoise, 1, 1}, options));
+    const Tensor on_fake = parallel_discriminator_->forward(fakes.detach()).view({-1});
     const Tensor d_loss_fake = binary_cross_entropy(on_fake, zeros({rows}, options));
     d_loss_fake.backward();
     const double d_loss = d_loss_real.item<double>() + d_loss_fake.item<double>();
@@ -235,9 +236,10 @@ class GanTask final : public TrainingTask {
     };
     add_model(generator_, kGeneratorPrefix);
     add_model(discriminator_, kDiscriminatorPrefix);
-    add_prefixed(generator_optimizer_->state_dict(), kGeneratorPrefix,
-                 checkpoint.optimizer);
-    add_prefixed(discriminator_optimizer_->state_dict(), kDiscriminatorPrefix,
+    add_prefixed(
+        generator_optimizer_->state_dict(), kGeneratorPrefix, checkpoint.optimizer);
+    add_prefixed(discriminator_optimizer_->state_dict(),
+                 kDiscriminatorPrefix,
                  checkpoint.optimizer);
   }
 

@@ -47,7 +47,8 @@ struct WordModelImpl : nn::Cloneable<WordModelImpl> {
     encoder = register_module("encoder", nn::Embedding(vocabulary, kHidden));
     lstm = register_module(
         "lstm",
-        nn::LSTM(nn::LSTMOptions(kHidden, kHidden).num_layers(kLayers).dropout(kDropout)));
+        nn::LSTM(
+            nn::LSTMOptions(kHidden, kHidden).num_layers(kLayers).dropout(kDropout)));
     drop = register_module("drop", nn::Dropout(kDropout));
     decoder_bias = register_parameter("decoder_bias", zeros({vocabulary}));
     nn::init::uniform_(encoder->weight, -0.1, 0.1);
@@ -251,9 +252,8 @@ class LanguageModelTask final : public TrainingTask {
   Device device() const { return config_.devices.front(); }
 
   TensorTree zero_state(int64_t columns) const {
-    const Tensor h = zeros({kLayers, columns, kHidden}, TensorOptions()
-                                                             .dtype(config_.dtype)
-                                                             .device(device()));
+    const Tensor h = zeros({kLayers, columns, kHidden},
+                           TensorOptions().dtype(config_.dtype).device(device()));
     return TensorTree{h, h.clone()};
   }
 
@@ -271,7 +271,8 @@ class LanguageModelTask final : public TrainingTask {
     const Tensor target = data.narrow(0, row + 1, length).to(device());
     const TensorTree out = parallel_->forward(TensorTree{input, state});
     const Tensor logits = out[0].tensor();
-    Tensor loss = cross_entropy(logits.reshape({-1, logits.size(2)}), target.reshape({-1}));
+    Tensor loss =
+        cross_entropy(logits.reshape({-1, logits.size(2)}), target.reshape({-1}));
     return {loss, out[1].map([](const Tensor& t) { return t.detach(); })};
   }
 

@@ -66,24 +66,29 @@ void refuse_for_own_loop(const TrainFlags& flags,
                      "mpirun train mlp, cnn or resnet");
   }
   if (!config.balancing.even()) {
-    throw UsageError(model + " cuts its batches by DataParallel's chunk rule; --balance " +
+    throw UsageError(model +
+                     " cuts its batches by DataParallel's chunk rule; --balance " +
                      flags.balance + " is for mlp, cnn and resnet");
   }
   if (config.balancing.micro_batch > 0) {
-    throw UsageError(model + " has no invariant mode (--invariant, --micro-batch); it is "
-                             "for mlp, cnn and resnet");
+    throw UsageError(model +
+                     " has no invariant mode (--invariant, --micro-batch); it is "
+                     "for mlp, cnn and resnet");
   }
   if (config.augment) {
-    throw UsageError(model + " has no images to augment; --augment is for mlp, cnn and "
-                             "resnet");
+    throw UsageError(model +
+                     " has no images to augment; --augment is for mlp, cnn and "
+                     "resnet");
   }
   if (config.model == "lstm-lm" && config.workers > 0) {
-    throw UsageError(model + " reads its segments in place; --workers is for the image "
-                             "models");
+    throw UsageError(model +
+                     " reads its segments in place; --workers is for the image "
+                     "models");
   }
   if (config.model == "dcgan" && config.optimizer != "adam") {
-    throw UsageError(model + " trains both networks with adam (betas 0.5, 0.999); "
-                             "--optimizer " +
+    throw UsageError(model +
+                     " trains both networks with adam (betas 0.5, 0.999); "
+                     "--optimizer " +
                      config.optimizer + " is for the other models");
   }
 }
@@ -217,11 +222,12 @@ Action train_command(CLI::App& command) {
                   "mpirun); lstm-lm: columns of the token stream (default 256; "
                   "lstm-lm 32, dcgan 64)")
       ->check(whole_number(1));
-  command.add_flag("--augment",
-                   config.augment,
-                   "mlp, cnn, resnet: mirror each training image left-right at random and "
-                   "shift it by up to 2 pixels, drawn from the seed, epoch and image (so "
-                   "a resumed run and any --devices list draw alike)");
+  command.add_flag(
+      "--augment",
+      config.augment,
+      "mlp, cnn, resnet: mirror each training image left-right at random and "
+      "shift it by up to 2 pixels, drawn from the seed, epoch and image (so "
+      "a resumed run and any --devices list draw alike)");
   command
       .add_option("--optimizer",
                   flags->optimizer,

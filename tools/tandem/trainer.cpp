@@ -20,9 +20,9 @@
 #include "progress.h"
 #include "run_position.h"
 #include "step_metrics.h"
-#include "training_task.h"
 #include "tandem/core/error.h"
 #include "tandem/core/generator.h"
+#include "training_task.h"
 #include "writable_path.h"
 
 namespace tandem::cli {
@@ -70,8 +70,8 @@ class Run {
   }
 
   int run() {
-    out_ << "training " << task_->description() << ", "
-         << plural(config_.epochs, "epoch") << "\n";
+    out_ << "training " << task_->description() << ", " << plural(config_.epochs, "epoch")
+         << "\n";
     if (position_.epoch > 0 || position_.batch > 0) {
       out_ << "resuming at epoch " << position_.epoch + 1 << ", batch " << position_.batch
            << " (step " << position_.step << ")\n";
@@ -368,7 +368,8 @@ std::map<std::string, std::string> run_places(const TrainConfig& config) {
     if (!devices.empty()) devices += ',';
     devices += device.str();
   }
-  return {{"data", config.data_dir}, {"devices", devices}, {"samples", config.samples_dir}};
+  return {
+      {"data", config.data_dir}, {"devices", devices}, {"samples", config.samples_dir}};
 }
 
 double epoch_lr(const TrainConfig& config, int64_t epoch) {

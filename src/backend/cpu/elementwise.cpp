@@ -41,8 +41,11 @@ void binary(
       } else if constexpr (sm::kBinaryTakes<K, T>) {
         parallel_elementwise<T, T, T>(out, sm::Binary<K, T>{static_cast<T>(param)}, a, b);
       } else {
-        TANDEM_INTERNAL_ASSERT(
-            false, "binary op ", static_cast<int>(op), " has no kernel for ", out.dtype());
+        TANDEM_INTERNAL_ASSERT(false,
+                               "binary op ",
+                               static_cast<int>(op),
+                               " has no kernel for ",
+                               out.dtype());
       }
     });
   });

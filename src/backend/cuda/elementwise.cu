@@ -18,10 +18,11 @@ void unary(UnaryOp op, const Tensor& out, const Tensor& in, Scalar a, Scalar b) 
   dispatch_dtype(out.dtype(), [&]<typename T>() {
     sm::dispatch_unary(op, [&]<UnaryOp K>() {
       if constexpr (sm::kUnaryTakes<K, T>) {
-        elementwise<T, T>(stream,
-                          out,
-                          sm::Unary<K, T>{sm::narrow_scalar<T>(a), sm::narrow_scalar<T>(b)},
-                          in);
+        elementwise<T, T>(
+            stream,
+            out,
+            sm::Unary<K, T>{sm::narrow_scalar<T>(a), sm::narrow_scalar<T>(b)},
+            in);
       } else {
         TANDEM_INTERNAL_ASSERT(
             false, "unary op ", static_cast<int>(op), " has no kernel for ", out.dtype());
@@ -46,8 +47,11 @@ void binary(
       } else if constexpr (sm::kBinaryTakes<K, T>) {
         elementwise<T, T, T>(stream, out, sm::Binary<K, T>{static_cast<T>(param)}, a, b);
       } else {
-        TANDEM_INTERNAL_ASSERT(
-            false, "binary op ", static_cast<int>(op), " has no kernel for ", out.dtype());
+        TANDEM_INTERNAL_ASSERT(false,
+                               "binary op ",
+                               static_cast<int>(op),
+                               " has no kernel for ",
+                               out.dtype());
       }
     });
   });

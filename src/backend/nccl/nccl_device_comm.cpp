@@ -165,9 +165,7 @@ void launch(const std::vector<Tensor>& buffers,
 
 bool nccl_device_comm_built() { return true; }
 
-bool nccl_can_sum(ScalarType dtype) {
-  return nccl_type(dtype).has_value();
-}
+bool nccl_can_sum(ScalarType dtype) { return nccl_type(dtype).has_value(); }
 
 void nccl_broadcast(const std::vector<Tensor>& buffers, size_t root, const char* what) {
   const size_t nbytes = buffers.at(root).nbytes();
@@ -183,8 +181,7 @@ void nccl_broadcast(const std::vector<Tensor>& buffers, size_t root, const char*
 }
 
 void nccl_reduce_sum(const std::vector<Tensor>& buffers, size_t root, const char* what) {
-  const std::optional<ncclDataType_t> type =
-      nccl_type(buffers.at(root).dtype());
+  const std::optional<ncclDataType_t> type = nccl_type(buffers.at(root).dtype());
   TANDEM_INTERNAL_ASSERT(
       type.has_value(), what, ": NCCL cannot sum ", buffers[root].dtype());
   const auto count = static_cast<size_t>(buffers[root].numel());
