@@ -6,6 +6,7 @@
 
 #include "distributed/broadcast_coalesced.h"
 #include "distributed/fnv1a.h"
+#include "distributed/gradient_tree_across.h"
 #include "distributed/model_check.h"
 #include "distributed/nccl_backend.h"
 #include "distributed/rank_balance.h"
@@ -94,6 +95,25 @@ void check_arguments(const dist::detail::NamedTensors& params,
                  p.dtype(),
                  "; gradients are reduced in float32 or float64 only");
   }
+  if (options.invariant()) {
+    TANDEM_CHECK(
+        options.micro_batch() > 0,
+        "DistributedDataParallelOptions::micro_batch: expected a positive number "
+        "of rows, got ",
+        options.micro_batch());
+    for (const auto& [name, p] : params) {
+      TANDEM_CHECK(p.dtype() == params.front().second.dtype(),
+                   "DistributedDataParallel: invariant mode sums the gradients of one "
+                   "dtype in one exchange, but parameter '",
+                   params.front().first,
+                   "' is ",
+                   params.front().second.dtype(),
+                   " and '",
+                   name,
+                   "' is ",
+                   p.dtype());
+    }
+  }
   TANDEM_CHECK(options.check_replicas_every() >= 0,
                "DistributedDataParallel: check_replicas_every must be >= 0, got ",
                options.check_replicas_every());
@@ -171,9 +191,12 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(
   dist::detail::broadcast_coalesced(*group_, state, 0);
   reducer_ = std::make_unique<dist::detail::Reducer>(
       std::move(managed), std::move(names), group_, reducer_options(options_));
-  if (options_.shares() || options_.balance() == Balance::kAuto) {
+  if (options_.shares() || options_.balance() == Balance::kAuto || options_.invariant()) {
     rank_balance_ = std::make_unique<dist::detail::RankBalance>(
-        *group_, options_.balance(), options_.shares());
+        *group_,
+        options_.balance(),
+        options_.shares(),
+        options_.invariant() ? options_.micro_batch() : 0);
   }
 }
 
@@ -187,6 +210,7 @@ void DistributedDataParallelImpl::broadcast_buffers() {
 parallel::TensorTree DistributedDataParallelImpl::forward(
     const parallel::TensorTree& input) {
   const bool grad = GradMode::is_enabled();
+  if (grad && options_.invariant()) return invariant_forward(input);
   if (grad && join_mode_) join_active_forward();
   if (grad) reducer_->prepare_for_forward();
   if (grad && options_.check_replicas_every() > 0) check_replicas();
@@ -228,9 +252,89 @@ void DistributedDataParallelImpl::balance_step(const parallel::TensorTree& input
       forward_start_ != decltype(forward_start_){} && end > forward_start_
           ? std::chrono::duration<double>(end - forward_start_).count()
           : 0.0;
-  reducer_->set_grad_weight(rank_balance_->step(rows, previous));
+  const dist::detail::RankStep step = rank_balance_->step(rows, previous);
+  reducer_->set_grad_weight(step.grad_weight);
+  global_batch_rows_ = 0;
+  for (int64_t r : step.rows) global_batch_rows_ += r;
   // After the exchange, whose wait for the other ranks is not computing.
   forward_start_ = std::chrono::steady_clock::now();
+}
+
+parallel::TensorTree DistributedDataParallelImpl::invariant_forward(
+    const parallel::TensorTree& input) {
+  TANDEM_CHECK(!join_mode_,
+               "DistributedDataParallel: invariant mode cannot run inside a Join: a "
+               "joined rank holds no micro-batch of the gradient tree");
+  TANDEM_CHECK(require_backward_grad_sync_,
+               "DistributedDataParallel: invariant mode cannot run inside no_sync(): its "
+               "gradients are summed across the ranks in every backward (accumulate "
+               "over a larger batch instead)");
+  const std::vector<Tensor> tensors = input.tensors();
+  const int64_t rows =
+      !tensors.empty() && tensors.front().dim() > 0 ? tensors.front().size(0) : 0;
+  const double previous =
+      forward_start_ != decltype(forward_start_){} && *tree_start_ > forward_start_
+          ? std::chrono::duration<double>(*tree_start_ - forward_start_).count()
+          : 0.0;
+  // Every rank draws, as one process does once per forward; rank 0's wins.
+  const dist::detail::RankStep step =
+      rank_balance_->step(rows, previous, parallel::detail::draw_mask_seed(*module_));
+  forward_start_ = std::chrono::steady_clock::now();
+
+  // Where each rank's part lies: whole micro-batches, from row 0 on.
+  const int64_t micro_batch = options_.micro_batch();
+  const auto world = static_cast<size_t>(group_->size());
+  std::vector<int64_t> bounds{0};
+  int64_t first_row = 0;
+  for (size_t r = 0; r < world; ++r) {
+    const int64_t part = step.rows[r];
+    const bool whole = part % micro_batch == 0 || r + 1 == world;
+    if (part == 0 || !whole) {
+      std::string cut;
+      for (int64_t p : step.rows) cut += (cut.empty() ? "" : ", ") + std::to_string(p);
+      throw Error(tandem::detail::str(
+          "DistributedDataParallel: invariant mode needs every rank's part of the batch "
+          "to be whole micro-batches of ",
+          micro_batch,
+          " rows (only the last rank's last one may be short), at least one each; rank ",
+          r,
+          " got ",
+          part,
+          " rows at row ",
+          first_row,
+          " of a batch cut as [",
+          cut,
+          "]: hand each rank the rows cut(rows) gives (DataLoaderOptions::shard_cut), "
+          "with at least as many micro-batches as ranks"));
+    }
+    first_row += part;
+    bounds.push_back((first_row + micro_batch - 1) / micro_batch);
+  }
+  global_batch_rows_ = first_row;
+  if (require_forward_param_sync_ && options_.broadcast_buffers()) broadcast_buffers();
+  require_forward_param_sync_ = true;
+
+  const Device device =
+      input_device_ ? *input_device_ : module_->parameters().front().device();
+  const auto rank = static_cast<size_t>(group_->rank());
+  parallel::detail::GradientSum sum = [group = group_, bounds, tree_start = tree_start_](
+                                          std::vector<std::vector<Tensor>>&& per_replica,
+                                          Device destination) {
+    *tree_start = std::chrono::steady_clock::now();
+    return dist::detail::sum_tree_across_ranks(
+        *group, bounds, std::move(per_replica), destination);
+  };
+  return parallel::detail::micro_batch_part_apply(
+      module_,
+      forward_,
+      input.map([&](const Tensor& t) { return t.to(device); }),
+      device,
+      micro_batch,
+      bounds[rank],
+      step.seed,
+      /*dim=*/0,
+      &micro_batch_replicas_,
+      std::move(sum));
 }
 
 std::vector<int64_t> DistributedDataParallelImpl::cut(int64_t rows) const {
@@ -278,6 +382,10 @@ void DistributedDataParallelImpl::check_replicas() {
 }
 
 void DistributedDataParallelImpl::register_comm_hook(CommHook hook) {
+  TANDEM_CHECK(!options_.invariant(),
+               "DistributedDataParallel::register_comm_hook: invariant mode sums the "
+               "gradients in its own tree across the ranks, not by buckets; a hook "
+               "would have nothing to reduce");
   reducer_->register_comm_hook(std::move(hook));
 }
 

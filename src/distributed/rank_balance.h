@@ -13,7 +13,10 @@
 // - under Balance::kAuto, the same rates as every other rank, from which
 //   each computes the same plan (ShareBalancer, deterministic) for the
 //   steps to come: cut(rows) is then the same on every rank without a
-//   second message.
+//   second message;
+// - in invariant mode, every rank's rows, so each knows where its part
+//   lies in the batch, and rank 0's seed for the sample-keyed masks; the
+//   cut then hands out whole micro-batches.
 #pragma once
 
 #include <cstdint>
@@ -26,20 +29,33 @@
 
 namespace tandem::distributed::detail {
 
+/// What one exchange told every rank.
+struct RankStep {
+  /// This rank's gradient weight: rows * world / total (0 for no rows).
+  double grad_weight = 0;
+  std::vector<int64_t> rows;  // every rank's rows this step
+  uint64_t seed = 0;          // rank 0's
+};
+
 class RankBalance {
  public:
-  /// `shares`, one per rank, are fixed under kEven (then required), the
-  /// start under kAuto.
+  /// `shares`, one per rank, are fixed under kEven, the start under kAuto;
+  /// under kEven without shares, the parts differ by at most one
+  /// micro-batch. `micro_batch` > 0 (invariant mode): cut() counts
+  /// micro-batches of that many rows.
   RankBalance(ProcessGroup& group,
               parallel::Balance balance,
-              std::optional<std::vector<double>> shares);
+              std::optional<std::vector<double>> shares,
+              int64_t micro_batch = 0);
 
   /// One synchronized forward of `rows` rows here, after a previous step
-  /// that computed for `previous_seconds` (0 for none); returns this rank's
-  /// gradient weight.
-  double step(int64_t rows, double previous_seconds);
+  /// that computed for `previous_seconds` (0 for none), drawing the masks
+  /// from `seed`.
+  RankStep step(int64_t rows, double previous_seconds, uint64_t seed = 0);
 
-  /// Every rank's rows of a global batch of `rows` under the current plan.
+  /// Every rank's rows of a global batch of `rows` under the current plan:
+  /// in invariant mode whole micro-batches, at least one per rank while
+  /// there are enough (the last rank's last one may be short).
   std::vector<int64_t> cut(int64_t rows) const;
   /// The current shares of the ranks, fractions that sum to 1.
   std::vector<double> shares() const;
@@ -48,7 +64,11 @@ class RankBalance {
   ProcessGroup& group_;
   std::optional<std::vector<double>> fixed_;
   std::optional<parallel::ShareBalancer> balancer_;
+  int64_t micro_batch_;
   int64_t previous_rows_ = 0;
+
+  // The cut of `units` (rows, or micro-batches) by the plan.
+  std::vector<int64_t> cut_units(int64_t units) const;
 };
 
 }  // namespace tandem::distributed::detail

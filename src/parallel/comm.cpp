@@ -1,7 +1,6 @@
 #include "tandem/parallel/comm.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -15,6 +14,7 @@
 #include "tandem/core/executor.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
+#include "tandem/parallel/gradient_tree.h"
 #include "tandem/parallel/replicate.h"
 
 namespace tandem::parallel {
@@ -94,23 +94,27 @@ Coalesced allocate_pieces(const std::vector<Tensor>& like,
 constexpr int64_t kBlock = 1 << 15;
 
 // Where the pairwise tree of detail::reduce_add_tree splits leaves [lo, hi)
-// (hi - lo > 1): its left subtree is the largest power of two of leaves
-// short of the whole, which is the tree of pairing level by level, an odd
-// last node carried up (Note [Invariant mode]).
-size_t tree_split(size_t lo, size_t hi) { return lo + (std::bit_ceil(hi - lo) >> 1); }
+// (hi - lo > 1; parallel/gradient_tree.h).
+size_t split(size_t lo, size_t hi) {
+  return static_cast<size_t>(
+      tree_split(static_cast<int64_t>(lo), static_cast<int64_t>(hi)));
+}
 
-// Sums out = sources[0] + sources[1] + ... (left to right, or in the
-// pairwise tree of detail::reduce_add_tree), collected and then run
-// together, block by block.
+// The order of a sum's additions: left to right, or in the pairwise tree of
+// detail::reduce_add_tree.
+enum class SumOrder { kInOrder, kPairwiseTree };
+
+// Sums out = sources[0] + sources[1] + ... in `order`, collected and then
+// run together, block by block.
 class BlockedSums {
  public:
   // `out` is contiguous and either fresh or sources[0] itself (then only
   // the others are added); one fresh source makes a copy.
   void add(const Tensor& out,
            const std::vector<Tensor>& sources,
-           detail::GradientSum order = detail::GradientSum::kInOrder) {
+           SumOrder order = SumOrder::kInOrder) {
     Sum sum;
-    sum.tree = order == detail::GradientSum::kPairwiseTree;
+    sum.tree = order == SumOrder::kPairwiseTree;
     sum.out_is_first = !sum.tree && sources[0].unsafe_impl() == out.unsafe_impl();
     sum.out = out.view({-1});
     for (const Tensor& s : sources) {
@@ -172,7 +176,7 @@ class BlockedSums {
       out.copy_(leaf(lo));
       return;
     }
-    const size_t mid = tree_split(lo, hi);
+    const size_t mid = split(lo, hi);
     tree_block(sum, b, lo, mid, out);
     if (hi - mid == 1) {
       out.add_(leaf(mid));
@@ -472,7 +476,7 @@ std::vector<Tensor> reduce_add_tree(std::vector<std::vector<Tensor>>&& inputs,
     for (size_t i = 0; i < inputs[0].size(); ++i) {
       const std::function<Tensor(size_t, size_t)> sum = [&](size_t lo, size_t hi) {
         if (hi - lo == 1) return inputs[lo][i].to(destination);
-        const size_t mid = tree_split(lo, hi);
+        const size_t mid = split(lo, hi);
         return sum(lo, mid) + sum(mid, hi);
       };
       result.push_back(sum(0, inputs.size()));
@@ -486,7 +490,7 @@ std::vector<Tensor> reduce_add_tree(std::vector<std::vector<Tensor>>&& inputs,
       for (const auto& input : inputs) replicas.push_back(input[i]);
       result.push_back(empty(inputs[0][i].sizes(),
                              TensorOptions(inputs[0][i].dtype()).device(destination)));
-      sums.add(result.back(), replicas, GradientSum::kPairwiseTree);
+      sums.add(result.back(), replicas, SumOrder::kPairwiseTree);
     }
     sums.run(reduction_helpers(inputs, destination));
   }

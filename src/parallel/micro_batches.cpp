@@ -79,12 +79,50 @@ void check_no_batch_statistics(const nn::Module& module) {
   }
 }
 
-uint64_t draw_seed(Generator& generator) {
-  auto lock = generator.lock();
-  return generator.engine()();
+// Runs piece j (micro-batch first + j of the batch) on a replica of its
+// own on on[j], with that micro-batch's sample-keyed masks, and gathers
+// the outputs onto `output_device` in order; backward adds the replicas'
+// gradients by `sum`.
+TensorTree run_micro_batches(const std::shared_ptr<nn::Module>& module,
+                             const Forward& forward,
+                             const std::vector<TensorTree>& pieces,
+                             const std::vector<Device>& on,
+                             int64_t first,
+                             int64_t micro_batch,
+                             uint64_t seed,
+                             Device output_device,
+                             int64_t dim,
+                             ReplicaCache* cache,
+                             GradientSum sum) {
+  const auto replicas = replicate_module(module, on, cache, std::move(sum));
+  const std::vector<TensorTree> outputs = parallel_apply(
+      replicas.size(),
+      [&](size_t j, const TensorTree& piece) {
+        SampleKeys keys(seed, (first + static_cast<int64_t>(j)) * micro_batch, dim);
+        return forward(*replicas[j], piece);
+      },
+      pieces,
+      on);
+  return gather(outputs, output_device, dim);
+}
+
+// The rows of micro-batches of `micro_batch` rows that cut `rows`, the last
+// one shorter when it does not divide.
+std::vector<int64_t> micro_batch_sizes(int64_t rows, int64_t micro_batch) {
+  std::vector<int64_t> sizes;
+  for (int64_t start = 0; start < rows; start += micro_batch)
+    sizes.push_back(std::min(micro_batch, rows - start));
+  return sizes;
 }
 
 }  // namespace
+
+uint64_t draw_mask_seed(const nn::Module& module) {
+  if (!module.is_training()) return 0;
+  Generator& generator = default_generator();
+  auto lock = generator.lock();
+  return generator.engine()();
+}
 
 TensorTree micro_batch_apply(const std::shared_ptr<nn::Module>& module,
                              const Forward& forward,
@@ -106,27 +144,52 @@ TensorTree micro_batch_apply(const std::shared_ptr<nn::Module>& module,
                                   dim,
                                   cache);
   }
-  const int64_t count = (rows + micro_batch - 1) / micro_batch;
-  const std::vector<int64_t> per_device = plan.next(count);
+  const std::vector<int64_t> sizes = micro_batch_sizes(rows, micro_batch);
+  const std::vector<int64_t> per_device = plan.next(static_cast<int64_t>(sizes.size()));
   std::vector<Device> on;  // micro-batch j runs on on[j]
   for (size_t d = 0; d < per_device.size(); ++d)
     on.insert(on.end(), per_device[d], devices[d]);
-  std::vector<int64_t> sizes;
-  for (int64_t j = 0; j < count; ++j)
-    sizes.push_back(std::min(micro_batch, rows - j * micro_batch));
-  const std::vector<TensorTree> pieces = scatter(input, on, sizes, dim);
+  return run_micro_batches(module,
+                           forward,
+                           scatter(input, on, sizes, dim),
+                           on,
+                           /*first=*/0,
+                           micro_batch,
+                           draw_mask_seed(*module),
+                           output_device,
+                           dim,
+                           cache,
+                           sum_in_pairwise_tree);
+}
 
-  const uint64_t seed = module->is_training() ? draw_seed(default_generator()) : 0;
-  const auto replicas = replicate_module(module, on, cache, GradientSum::kPairwiseTree);
-  const std::vector<TensorTree> outputs = parallel_apply(
-      replicas.size(),
-      [&](size_t j, const TensorTree& piece) {
-        SampleKeys keys(seed, static_cast<int64_t>(j) * micro_batch, dim);
-        return forward(*replicas[j], piece);
-      },
-      pieces,
-      on);
-  return gather(outputs, output_device, dim);
+TensorTree micro_batch_part_apply(const std::shared_ptr<nn::Module>& module,
+                                  const Forward& forward,
+                                  const TensorTree& input,
+                                  Device device,
+                                  int64_t micro_batch,
+                                  int64_t first,
+                                  uint64_t seed,
+                                  int64_t dim,
+                                  ReplicaCache* cache,
+                                  GradientSum sum) {
+  check_no_batch_statistics(*module);
+  const int64_t rows = batch_rows(input, {device}, dim);
+  TANDEM_CHECK(rows > 0,
+               "micro_batch_part_apply: the part of the batch has no rows; every "
+               "process needs at least one micro-batch");
+  const std::vector<int64_t> sizes = micro_batch_sizes(rows, micro_batch);
+  const std::vector<Device> on(sizes.size(), device);
+  return run_micro_batches(module,
+                           forward,
+                           scatter(input, on, sizes, dim),
+                           on,
+                           first,
+                           micro_batch,
+                           seed,
+                           device,
+                           dim,
+                           cache,
+                           std::move(sum));
 }
 
 }  // namespace tandem::parallel::detail

@@ -203,7 +203,8 @@ void record_broadcast(const Distinct& originals,
       "BroadcastBackward",
       inputs,
       outputs,
-      [n, m, destination, sum, meta = std::move(meta)](tensor_list& grads) {
+      [n, m, destination, sum = std::move(sum), meta = std::move(meta)](
+          tensor_list& grads) {
         tensor_list all = detail::zeros_for_missing(std::move(grads), meta);
         std::vector<std::vector<Tensor>> per_replica(n);
         for (size_t j = 0; j < n; ++j) {
@@ -211,10 +212,7 @@ void record_broadcast(const Distinct& originals,
                                 std::make_move_iterator(all.begin() + (j + 1) * m));
         }
         all.clear();
-        if (sum == detail::GradientSum::kPairwiseTree)
-          return detail::reduce_add_tree(std::move(per_replica), destination);
-        if (GradMode::is_enabled()) return recorded_sum(per_replica, destination);
-        return detail::reduce_add_consuming(std::move(per_replica), destination);
+        return sum(std::move(per_replica), destination);
       });
   for (auto [slot, output_nr] : shared_slots)
     autograd::set_history(*slot, node, output_nr);
@@ -223,6 +221,17 @@ void record_broadcast(const Distinct& originals,
 }  // namespace
 
 namespace detail {
+
+std::vector<Tensor> sum_in_replica_order(std::vector<std::vector<Tensor>>&& per_replica,
+                                         Device destination) {
+  if (GradMode::is_enabled()) return recorded_sum(per_replica, destination);
+  return reduce_add_consuming(std::move(per_replica), destination);
+}
+
+std::vector<Tensor> sum_in_pairwise_tree(std::vector<std::vector<Tensor>>&& per_replica,
+                                         Device destination) {
+  return reduce_add_tree(std::move(per_replica), destination);
+}
 
 std::vector<std::shared_ptr<nn::Module>> replicate_module(
     const std::shared_ptr<nn::Module>& module,
@@ -245,7 +254,7 @@ std::vector<std::shared_ptr<nn::Module>> replicate_module(
   const Distinct originals = distinct_tensors(layout.tensors);
   refresh_tensors(originals, layout.num_parameters, replicas, devices);
   for (Replica* r : replicas) copy_training_flags(layout, r->layout);
-  record_broadcast(originals, replicas, sum);
+  record_broadcast(originals, replicas, std::move(sum));
 
   std::vector<std::shared_ptr<nn::Module>> result;
   for (Replica* r : replicas) result.push_back(r->module);

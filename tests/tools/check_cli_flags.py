@@ -39,6 +39,8 @@ REFUSED = [
     (["train", "--batch-size", "0"], ["--batch-size", ">= 1"], []),
     (["train", "--lr", "-0.1"], ["--lr", "> 0"], []),
     (["train", "--lr", "nan"], ["--lr"], []),
+    (["train", "--weight-decay", "-0.1"], ["--weight-decay", ">= 0"], []),
+    (["train", "--weight-decay", "inf"], ["--weight-decay"], []),
     (["train", "--seed", "-1"], ["--seed"], []),
     (["demo", "--epochs", "0"], ["--epochs"], []),
     (["--threads", "0", "devices"], ["--threads"], []),

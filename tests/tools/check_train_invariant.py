@@ -6,14 +6,18 @@ optimizer state, the generator) has the same bytes after the same steps
 - on --devices cpu:0, cpu:0,cpu:1, cpu:0,cpu:1,cpu:2 and cpu:0..cpu:3, with
   even shares, --balance 3,1, --balance 1,2,3,4 and --balance auto, with
   SGD-momentum and with Adam;
+- under mpiexec with 1, 2 and 3 processes (DistributedDataParallel), with
+  even shares, --balance 1,2 and --balance auto: the bytes of the run in
+  one process;
 - when a run on two devices is stopped half way and resumed on one device,
-  on three, or on four with --balance auto: the same bytes as the run that
-  was never stopped;
+  on three, or on four with --balance auto, or under mpiexec -np 3; and a
+  run of two processes resumed by three, and by one: the same bytes as the
+  run that was never stopped;
 
 and that the checkpoints differ only in the metadata that names the devices.
-Refusals: --invariant with --micro-batch 0, --invariant under mpiexec, a
-model with BatchNorm while training (named), a resume that would change
-the micro-batch.
+Refusals: --invariant with --micro-batch 0, a model with BatchNorm while
+training (named), a resume that would change the micro-batch, more
+processes than a batch has micro-batches.
 
 Usage: check_train_invariant.py --mpiexec PATH [--numproc-flag -np]
                                 [--flags "--allow-run-as-root;--oversubscribe"] TANDEM"""
@@ -47,19 +51,23 @@ class Runs:
     def __init__(self, launch, data, work):
         self.launch, self.data, self.work = launch, data, work
 
-    def train(self, name, *extra, steps=STEPS):
+    def train(self, name, *extra, steps=STEPS, np=None):
         path = os.path.join(self.work, name + ".safetensors")
-        result = self.launch.alone("train", "--data", self.data, *COMMON, *INVARIANT,
-                                   "--checkpoint", path, "--max-steps", str(steps), *extra)
-        self.output = result.stdout
+        self.output = self.tandem(np, "train", "--data", self.data, *COMMON, *INVARIANT,
+                                  "--checkpoint", path, "--max-steps", str(steps),
+                                  *extra).stdout
         return path
 
-    def resume(self, half, name, *extra):
+    def resume(self, half, name, *extra, np=None):
         path = os.path.join(self.work, name + ".safetensors")
-        result = self.launch.alone("train", "--resume", half, "--data", self.data,
-                                   "--checkpoint", path, "--max-steps", str(STEPS), *extra)
-        self.output = result.stdout
+        self.output = self.tandem(np, "train", "--resume", half, "--data", self.data,
+                                  "--checkpoint", path, "--max-steps", str(STEPS),
+                                  *extra).stdout
         return path
+
+    def tandem(self, np, *args):
+        """One process, or `np` under mpiexec."""
+        return self.launch.run(np, *args) if np else self.launch.alone(*args)
 
 
 def expect_same_bytes(reference, path, what):
@@ -89,6 +97,27 @@ def check_device_lists(runs, optimizer):
     return reference
 
 
+def check_processes(runs, reference, optimizer):
+    extra = ["--optimizer", optimizer]
+    for np, flags in ((1, []), (2, []), (3, []), (2, ["--balance", "1,2"]),
+                      (3, ["--balance", "auto"])):
+        path = runs.train(f"np{np}-{'-'.join(flags)}-{optimizer}", *flags, *extra, np=np)
+        expect_same_bytes(reference, path,
+                          f"{optimizer} under mpiexec -np {np} {' '.join(flags)}")
+
+
+def check_resume_across_processes(runs, reference):
+    half = runs.train("half-np2", steps=STEPS // 2, np=2)
+    for np in (3, 1):
+        path = runs.resume(half, f"np2-on-np{np}", np=np)
+        expect_same_bytes(reference, path, f"-np 2 stopped at step {STEPS // 2}, "
+                                           f"resumed under -np {np}")
+    half = runs.train("half-2-devices", "--devices", "cpu:0,cpu:1", steps=STEPS // 2)
+    path = runs.resume(half, "2-devices-on-np3", np=3)
+    expect_same_bytes(reference, path, f"cpu:0,cpu:1 stopped at step {STEPS // 2}, "
+                                       "resumed under -np 3")
+
+
 def check_resume_at_another_world_size(runs, reference):
     half = runs.train("half", "--devices", "cpu:0,cpu:1", steps=STEPS // 2)
     for name, flags in (("on-1", ["--devices", "cpu:0"]),
@@ -115,14 +144,17 @@ def check_refusals(launch, data):
     result = launch.alone_expecting(2, *train, "--invariant", "--micro-batch", "0")
     if "--invariant: --micro-batch 0 turns invariant mode off" not in result.stderr:
         fail("--invariant --micro-batch 0 is not refused", result.stderr)
-    result = launch.run(2, *train, "--invariant", expect=2)
-    if result.stderr.count("under mpirun (DistributedDataParallel) it is not available") != 1:
-        fail("--invariant under mpiexec: expected one refusal", result.stderr)
+    result = launch.run(3, *train, "--invariant", "--micro-batch", "32", "--batch-size",
+                        "64", expect=2)
+    if result.stderr.count("has 2 micro-batches of 32 for 3 processes") != 1:
+        fail("--invariant under mpiexec with fewer micro-batches than processes: expected "
+             "one refusal", result.stderr)
     result = launch.alone_expecting(1, *train, "--model", "cnn", "--invariant",
                                     "--devices", "cpu:0,cpu:1")
     if "invariant mode cannot run BatchNorm2d at '1'" not in result.stderr:
         fail("the CNN's BatchNorm2d is not named", result.stderr)
-    print("refusals: --micro-batch 0, mpiexec, BatchNorm named")
+    print("refusals: --micro-batch 0, too few micro-batches for the processes, "
+          "BatchNorm named")
 
 
 def main():
@@ -131,8 +163,11 @@ def main():
         data = dataset_in(work)
         runs = Runs(launch, data, work)
         reference = check_device_lists(runs, "sgd")
-        check_device_lists(runs, "adam")
+        check_processes(runs, reference, "sgd")
+        adam = check_device_lists(runs, "adam")
+        check_processes(runs, adam, "adam")
         check_resume_at_another_world_size(runs, reference)
+        check_resume_across_processes(runs, reference)
         check_refusals(launch, data)
 
 

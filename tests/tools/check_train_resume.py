@@ -25,7 +25,7 @@ import safetensors_edit  # noqa: E402
 
 RUN = ["--model", "mlp", "--epochs", "3", "--batch-size", "64", "--devices",
        "cpu:0,cpu:1", "--optimizer", "adam", "--lr", "0.002", "--dtype", "float64",
-       "--seed", "4", "--on-nonfinite", "skip"]
+       "--weight-decay", "0.001", "--seed", "4", "--on-nonfinite", "skip"]
 
 
 def stopped_run(tandem, data, work, name, steps):
@@ -53,6 +53,7 @@ def check_flags(tandem, data, work):
     path = stopped_run(tandem, data, work, "flags", 13)
     for flag, value, recorded in (("--lr", "0.1", "0.002"), ("--model", "cnn", "mlp"),
                                   ("--batch-size", "32", "64"),
+                                  ("--weight-decay", "0", "0.001"),
                                   ("--dtype", "float32", "float64")):
         err = run(tandem, "train", "--resume", path, flag, value, expect=2).stderr
         if f"{flag} {value} (the checkpoint has {recorded})" not in err:
@@ -67,6 +68,16 @@ def check_flags(tandem, data, work):
             "4 epochs from step 13" not in out or "done: 4 epochs (40 steps" not in out):
         fail(f"--epochs 4 did not say how it extends the run:\n{out}")
     print("flags: changes refused naming both values, --epochs extends and says so")
+
+
+def check_weight_decay_counts(tandem, data, work, straight):
+    plain = os.path.join(work, "no-decay.safetensors")
+    decayed = RUN.index("--weight-decay")
+    run(tandem, "train", "--data", data, *RUN[:decayed], *RUN[decayed + 2:],
+        "--checkpoint", plain)
+    if read(plain) == read(straight):
+        fail("--weight-decay 0.001 trained the same weights as no weight decay")
+    print("--weight-decay: recorded, resumed, and it changes the weights")
 
 
 def check_older_checkpoint(tandem, work, straight):
@@ -105,6 +116,7 @@ def main(argv):
         run(tandem, "train", "--data", data, *RUN, "--checkpoint", straight)
         check_resume_alone(tandem, data, work, straight)
         check_flags(tandem, data, work)
+        check_weight_decay_counts(tandem, data, work, straight)
         check_older_checkpoint(tandem, work, straight)
         check_damaged_metadata(tandem, work)
     return 0

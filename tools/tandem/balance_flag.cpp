@@ -72,17 +72,12 @@ void add_invariant_flags(CLI::App& command, InvariantFlags& flags) {
       ->check(whole_number(0));
 }
 
-int64_t parse_invariant(const InvariantFlags& flags, bool distributed) {
+int64_t parse_invariant(const InvariantFlags& flags) {
   const int64_t rows = flags.micro_batch.value_or(flags.on ? 32 : 0);
   if (flags.on && rows == 0) {
     throw UsageError(
         "--invariant: --micro-batch 0 turns invariant mode off; give the rows per "
         "micro-batch (at least 1), or leave --invariant out");
-  }
-  if (rows > 0 && distributed) {
-    throw UsageError(
-        "--invariant: invariant mode runs DataParallel over the --devices of one "
-        "process; under mpirun (DistributedDataParallel) it is not available yet");
   }
   return rows;
 }

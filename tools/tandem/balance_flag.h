@@ -8,7 +8,7 @@
 //   add_balance_flag(command, flags->balance);
 //   add_invariant_flags(command, flags->invariant);
 //   Balancing b = parse_balance(flags->balance, devices.size());
-//   b.micro_batch = parse_invariant(flags->invariant, group != nullptr);
+//   b.micro_batch = parse_invariant(flags->invariant);
 #pragma once
 
 #include <cstdint>
@@ -52,10 +52,10 @@ struct InvariantFlags {
 void add_invariant_flags(CLI::App& command, InvariantFlags& flags);
 
 /// Invariant mode's rows per micro-batch (32 unless --micro-batch says),
-/// or 0 when it is off; a UsageError for --invariant with --micro-batch 0
-/// and for invariant mode under mpirun (`distributed`), which
-/// DistributedDataParallel does not offer yet.
-int64_t parse_invariant(const InvariantFlags& flags, bool distributed);
+/// or 0 when it is off; a UsageError for --invariant with --micro-batch 0.
+/// In one process DataParallel runs it, under mpirun
+/// DistributedDataParallel.
+int64_t parse_invariant(const InvariantFlags& flags);
 
 /// "0.67/0.33": shares for people.
 std::string shares_text(const std::vector<double>& shares);

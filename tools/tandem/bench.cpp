@@ -89,14 +89,18 @@ int run_bench(const BenchFlags& flags) {
   Workload work = make_workload(name, batch);
   const std::vector<Device> devices = parse_device_list(flags.devices);
   Balancing balancing = parse_balance(flags.balance, devices.size());
-  balancing.micro_batch = parse_invariant(flags.invariant, group != nullptr);
+  balancing.micro_batch = parse_invariant(flags.invariant);
   ModelOnDevices model(
       work.model,
       devices,
       group,
       nn::DistributedDataParallelOptions().overlap(flags.overlap == "on"),
       balancing);
-  const RowRange mine = rows_of_this_process(group.get(), batch);  // of the global batch
+  // This process's rows of the global batch; in invariant mode the plan's
+  // whole micro-batches.
+  const RowRange mine = group && balancing.micro_batch > 0
+                            ? part_of(model.cut(batch), group->rank())
+                            : rows_of_this_process(group.get(), batch);
   const Tensor input =
       work.input.narrow(0, mine.begin, mine.length).to(model.devices().front());
   const Tensor target =

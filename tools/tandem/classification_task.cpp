@@ -26,15 +26,18 @@ namespace {
 
 constexpr int64_t kEvalBatchSize = 1000;
 
-std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
-                                                 const std::vector<Tensor>& params,
-                                                 double lr) {
-  if (name == "sgd") {
-    return std::make_unique<optim::SGD>(params, optim::SGDOptions(lr).momentum(0.9));
+std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& config,
+                                                 const std::vector<Tensor>& params) {
+  if (config.optimizer == "sgd") {
+    return std::make_unique<optim::SGD>(
+        params,
+        optim::SGDOptions(config.lr).momentum(0.9).weight_decay(config.weight_decay));
   }
-  if (name == "adam")
-    return std::make_unique<optim::Adam>(params, optim::AdamOptions(lr));
-  throw UsageError("unknown optimizer '" + name + "' (expected sgd|adam)");
+  if (config.optimizer == "adam") {
+    return std::make_unique<optim::Adam>(
+        params, optim::AdamOptions(config.lr).weight_decay(config.weight_decay));
+  }
+  throw UsageError("unknown optimizer '" + config.optimizer + "' (expected sgd|adam)");
 }
 
 class ClassificationTask final : public TrainingTask {
@@ -54,15 +57,17 @@ class ClassificationTask final : public TrainingTask {
         // Workers pin the batches; step() copies them non_blocking.
         .pin_memory(config.devices.front().is_cuda())
         .shard(group_ ? group_->rank() : 0, group_ ? group_->size() : 1);
-    // Under mpirun with shares, each process reads the rows the plan gives
-    // it (the same plan on every process: DistributedDataParallel::cut).
-    if (group_ && !config.balancing.even()) {
+    // Under mpirun with shares or in invariant mode, each process reads the
+    // rows the plan gives it (the same plan on every process:
+    // DistributedDataParallel::cut, whole micro-batches in invariant mode).
+    if (group_ && (!config.balancing.even() || config.balancing.micro_batch > 0)) {
       loading.shard_cut([this](int64_t rows) { return model_->cut(rows); });
     }
     loader_.emplace(data::TensorDataset(train_.images, train_.targets),
                     data::samplers::RandomSampler(train_.images.size(0), config.seed),
                     loading);
     if (resume) ready_order_ = recorded_grad_ready_order(*resume, config.resume_path);
+    if (group_ && config.balancing.micro_batch > 0) check_micro_batches_per_process();
   }
 
   void make_models() override {
@@ -74,8 +79,7 @@ class ClassificationTask final : public TrainingTask {
                    group_,
                    nn::DistributedDataParallelOptions().grad_ready_order(ready_order_),
                    config_.balancing);
-    optimizer_ =
-        make_optimizer(config_.optimizer, model_->model()->parameters(), config_.lr);
+    optimizer_ = make_optimizer(config_, model_->model()->parameters());
   }
 
   std::string description() const override {
@@ -98,8 +102,7 @@ class ClassificationTask final : public TrainingTask {
           << (config_.batch_size % group_->size() ? "+" : "") << " per process)";
     }
     if (config_.augment) out << ", flipped and shifted at random";
-    out << ", " << config_.optimizer << " lr " << config_.lr << " ("
-        << config_.lr_schedule << ")";
+    out << ", " << optimizer_description(config_);
     return out.str();
   }
 
@@ -134,6 +137,14 @@ class ClassificationTask final : public TrainingTask {
       const Tensor loss = cross_entropy(logits, target);
       loss.backward();
       outcome.loss = loss.item<double>();
+    } else if (config_.balancing.micro_batch > 0) {
+      // Invariant mode: this process's rows' part of the whole batch's mean
+      // loss, which gives each row the gradient that mean gives it in one
+      // process (DistributedDataParallelOptions::invariant).
+      const Tensor loss = cross_entropy(logits, target, Tensor(), kSum) *
+                          (1.0 / static_cast<double>(batch.global_size));
+      loss.backward();
+      outcome.loss = all_processes_sum(loss.item<double>(), interrupt, outcome);
     } else {
       // DistributedDataParallel averages the processes' gradients;
       // weighting each process's mean loss by its share of the batch makes
@@ -147,12 +158,10 @@ class ClassificationTask final : public TrainingTask {
                                 : static_cast<double>(rows * group_->size()) /
                                       static_cast<double>(batch.global_size);
       (weight == 1.0 ? loss : loss * weight).backward();
-      Tensor sums = empty({2}, kFloat64);
-      sums.data_ptr<double>()[0] = loss.item<double>() * static_cast<double>(rows);
-      sums.data_ptr<double>()[1] = interrupt.requested() ? 1.0 : 0.0;
-      group_->allreduce(sums).wait();
-      outcome.stop_anywhere = sums.data_ptr<double>()[1] > 0;
-      outcome.loss = sums.data_ptr<double>()[0] / static_cast<double>(batch.global_size);
+      outcome.loss =
+          all_processes_sum(
+              loss.item<double>() * static_cast<double>(rows), interrupt, outcome) /
+          static_cast<double>(batch.global_size);
     }
     if (std::isfinite(outcome.loss)) optimizer_->step();
     ++next_;
@@ -187,6 +196,38 @@ class ClassificationTask final : public TrainingTask {
   bool balanced() const override { return model_->balanced(); }
 
  private:
+  // `value` summed over the processes, in the same allreduce that tells
+  // every process whether one of them was signalled (outcome.stop_anywhere).
+  double all_processes_sum(double value,
+                           const InterruptScope& interrupt,
+                           StepOutcome& outcome) const {
+    Tensor sums = empty({2}, kFloat64);
+    sums.data_ptr<double>()[0] = value;
+    sums.data_ptr<double>()[1] = interrupt.requested() ? 1.0 : 0.0;
+    group_->allreduce(sums).wait();
+    outcome.stop_anywhere = sums.data_ptr<double>()[1] > 0;
+    return sums.data_ptr<double>()[0];
+  }
+
+  // Invariant mode under mpirun: every batch, the epoch's last too, must
+  // have a micro-batch for each process.
+  void check_micro_batches_per_process() const {
+    const int64_t images = train_.images.size(0);
+    const int64_t last = images % config_.batch_size;
+    const int64_t smallest = last == 0 ? config_.batch_size : last;
+    const int64_t micro_batch = config_.balancing.micro_batch;
+    const int64_t count = (smallest + micro_batch - 1) / micro_batch;
+    if (count >= group_->size()) return;
+    throw UsageError(
+        "train: --invariant under mpirun gives each process whole "
+        "micro-batches, but a batch of " +
+        std::to_string(smallest) + " images (" +
+        (smallest == config_.batch_size ? "--batch-size" : "the epoch's last batch") +
+        ") has " + std::to_string(count) + " micro-batches of " +
+        std::to_string(micro_batch) + " for " + std::to_string(group_->size()) +
+        " processes; use a smaller --micro-batch or fewer processes");
+  }
+
   // The global row of this process's first image in a batch of `rows`.
   int64_t first_row(int64_t rows) const {
     if (!group_) return 0;

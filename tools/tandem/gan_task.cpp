@@ -138,7 +138,9 @@ class GanTask final : public TrainingTask {
     const auto devices = nn::DataParallelOptions().device_ids(config_.devices);
     parallel_generator_ = nn::DataParallel(generator_, devices);
     parallel_discriminator_ = nn::DataParallel(discriminator_, devices);
-    const auto adam = optim::AdamOptions(config_.lr).betas({0.5, 0.999});
+    const auto adam = optim::AdamOptions(config_.lr)
+                          .betas({0.5, 0.999})
+                          .weight_decay(config_.weight_decay);
     generator_optimizer_.emplace(generator_->parameters(), adam);
     discriminator_optimizer_.emplace(discriminator_->parameters(), adam);
     Generator noise(kFixedNoiseSeed);
@@ -151,9 +153,8 @@ class GanTask final : public TrainingTask {
         << (config_.dtype == kFloat32 ? ""
                                       : " in " + std::string(dtype_name(config_.dtype)))
         << " on " << device_list() << ": " << train_images_ << " training images from "
-        << config_.data_dir << "; batch " << config_.batch_size << ", adam lr "
-        << config_.lr << " (" << config_.lr_schedule << "), samples in "
-        << samples_dir().string();
+        << config_.data_dir << "; batch " << config_.batch_size << ", "
+        << optimizer_description(config_) << ", samples in " << samples_dir().string();
     return out.str();
   }
 

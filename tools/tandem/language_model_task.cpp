@@ -128,11 +128,13 @@ class LanguageModelTask final : public TrainingTask {
     parallel_ = nn::DataParallel(
         model_, nn::DataParallelOptions().device_ids(config_.devices).dim(1));
     if (config_.optimizer == "adam") {
-      optimizer_ = std::make_unique<optim::Adam>(model_->parameters(),
-                                                 optim::AdamOptions(config_.lr));
+      optimizer_ = std::make_unique<optim::Adam>(
+          model_->parameters(),
+          optim::AdamOptions(config_.lr).weight_decay(config_.weight_decay));
     } else {  // plain SGD, as the example
-      optimizer_ = std::make_unique<optim::SGD>(model_->parameters(),
-                                                optim::SGDOptions(config_.lr));
+      optimizer_ = std::make_unique<optim::SGD>(
+          model_->parameters(),
+          optim::SGDOptions(config_.lr).weight_decay(config_.weight_decay));
     }
   }
 
@@ -150,8 +152,8 @@ class LanguageModelTask final : public TrainingTask {
     if (devices > 1) {
       out << " (" << (config_.batch_size + devices - 1) / devices << " per device)";
     }
-    out << ", " << config_.optimizer << " lr " << config_.lr << " ("
-        << config_.lr_schedule << "), gradients clipped to norm " << kClipNorm;
+    out << ", " << optimizer_description(config_) << ", gradients clipped to norm "
+        << kClipNorm;
     return out.str();
   }
 

@@ -41,4 +41,11 @@ RowRange rows_of_this_process(const distributed::ProcessGroup* group, int64_t ro
   return {part * base + std::min(part, larger), base + (part < larger ? 1 : 0)};
 }
 
+RowRange part_of(const std::vector<int64_t>& cut, int rank) {
+  RowRange range;
+  for (int r = 0; r < rank; ++r) range.begin += cut.at(static_cast<size_t>(r));
+  range.length = cut.at(static_cast<size_t>(rank));
+  return range;
+}
+
 }  // namespace tandem::cli

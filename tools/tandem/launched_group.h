@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "tandem/distributed/process_group.h"
 
@@ -30,5 +31,7 @@ struct RowRange {
   int64_t length = 0;
 };
 RowRange rows_of_this_process(const distributed::ProcessGroup* group, int64_t rows);
+/// Part `rank` of consecutive parts of the sizes `cut` gives.
+RowRange part_of(const std::vector<int64_t>& cut, int rank);
 
 }  // namespace tandem::cli

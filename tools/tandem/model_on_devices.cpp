@@ -74,6 +74,8 @@ ModelOnDevices::ModelOnDevices(nn::Sequential model,
   if (group_) {
     ddp_options.process_group(group_).balance(balancing_.balance);
     if (balancing_.shares) ddp_options.shares(*balancing_.shares);
+    if (balancing_.micro_batch > 0)
+      ddp_options.invariant(true).micro_batch(balancing_.micro_batch);
     distributed_ = nn::DistributedDataParallel(model_, ddp_options);
   } else if (devices_.size() > 1 || balancing_.micro_batch > 0) {
     nn::DataParallelOptions options;

@@ -19,6 +19,22 @@ std::string joined(const std::vector<std::string>& names) {
 
 std::string got(const std::string& value) { return ", got '" + value + "'"; }
 
+// A finite number > 0, or >= 0 when `zero_allowed`.
+CLI::Validator finite_number_from_zero(bool zero_allowed) {
+  const std::string range = zero_allowed ? ">= 0" : "> 0";
+  return CLI::Validator(
+      [zero_allowed, range](std::string& value) -> std::string {
+        double x = 0;
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), x);
+        if (ec == std::errc() && end == value.data() + value.size() && std::isfinite(x) &&
+            (x > 0 || (zero_allowed && x == 0))) {
+          return "";
+        }
+        return "expects a number " + range + got(value);
+      },
+      zero_allowed ? "NONNEGATIVE" : "POSITIVE");
+}
+
 }  // namespace
 
 CLI::Validator one_of(const std::string& noun, std::vector<std::string> choices) {
@@ -54,19 +70,9 @@ CLI::Validator whole_number(int64_t min, int64_t max) {
       shown);
 }
 
-CLI::Validator positive_number() {
-  return CLI::Validator(
-      [](std::string& value) -> std::string {
-        double x = 0;
-        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), x);
-        if (ec == std::errc() && end == value.data() + value.size() && std::isfinite(x) &&
-            x > 0) {
-          return "";
-        }
-        return "expects a number > 0" + got(value);
-      },
-      "POSITIVE");
-}
+CLI::Validator positive_number() { return finite_number_from_zero(false); }
+
+CLI::Validator non_negative_number() { return finite_number_from_zero(true); }
 
 std::vector<Device> parse_device_list(const std::string& list) {
   std::vector<Device> devices;

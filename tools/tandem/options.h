@@ -36,6 +36,8 @@ CLI::Validator whole_number(int64_t min,
 
 /// A finite number > 0.
 CLI::Validator positive_number();
+/// A finite number >= 0.
+CLI::Validator non_negative_number();
 
 /// A comma-separated device list ("cpu:0,cpu:1"), or "" for the command's
 /// default.

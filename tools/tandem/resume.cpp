@@ -28,6 +28,7 @@ std::optional<std::string> recorded(const io::Checkpoint& checkpoint,
   if (key == "on_nonfinite") return "stop";
   if (key == "micro_batch") return "0";  // invariant mode off
   if (key == "augment") return "0";
+  if (key == "weight_decay") return "0";
   return std::nullopt;
 }
 
@@ -37,9 +38,10 @@ double number(const std::string& text) {
   return value;
 }
 
-// Equal settings; the lr by value (older checkpoints wrote 17 digits).
+// Equal settings; the numbers by value (older checkpoints wrote the lr in 17
+// digits).
 bool same_setting(const std::string& key, const std::string& a, const std::string& b) {
-  return key == "lr" ? number(a) == number(b) : a == b;
+  return key == "lr" || key == "weight_decay" ? number(a) == number(b) : a == b;
 }
 
 void give(CLI::App& command,

@@ -132,7 +132,7 @@ TrainConfig configured(const TrainFlags& flags, const distributed::ProcessGroup*
   // Under mpirun the shares are the processes'.
   config.balancing = parse_balance(
       flags.balance, group ? static_cast<size_t>(group->size()) : config.devices.size());
-  config.balancing.micro_batch = parse_invariant(flags.invariant, group != nullptr);
+  config.balancing.micro_batch = parse_invariant(flags.invariant);
   if (config.model == "lstm-lm" || config.model == "dcgan") {
     refuse_for_own_loop(flags, config, group);
   }
@@ -240,6 +240,12 @@ Action train_command(CLI::App& command) {
                   "learning rate (default 0.05 for sgd, 0.001 for adam; lstm-lm: 20 for "
                   "sgd; dcgan: 0.0002)")
       ->check(positive_number());
+  command
+      .add_option("--weight-decay",
+                  config.weight_decay,
+                  "L2 penalty added to every parameter's gradient, as PyTorch's "
+                  "optimizers' weight_decay (default 0: none)")
+      ->check(non_negative_number());
   command
       .add_option("--lr-schedule",
                   flags->lr_schedule,

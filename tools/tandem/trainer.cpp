@@ -353,6 +353,7 @@ std::map<std::string, std::string> run_settings(const TrainConfig& config) {
           {"dtype", std::string(dtype_name(config.dtype))},
           {"optimizer", config.optimizer},
           {"lr", json_number(config.lr)},
+          {"weight_decay", json_number(config.weight_decay)},
           {"lr_schedule", config.lr_schedule},
           {"epochs", std::to_string(config.epochs)},
           {"batch_size", std::to_string(config.batch_size)},

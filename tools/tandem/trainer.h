@@ -33,6 +33,8 @@ struct TrainConfig {
   bool augment = false;      // classifiers: random flips and shifts (augment.h)
   std::string optimizer = "sgd";
   double lr = 0.05;
+  double weight_decay =
+      0;  // L2 penalty on every parameter, as PyTorch's optimizers take it
   std::string lr_schedule =
       "cosine";  // or "constant"; set per epoch; lstm-lm: or "plateau"
   uint64_t seed = 0;
@@ -49,9 +51,10 @@ struct TrainConfig {
 };
 
 /// The settings a checkpoint records, keyed by their flag's name with `_`
-/// for `-` (model, dtype, optimizer, lr, lr_schedule, epochs, batch_size,
-/// augment, seed, on_nonfinite, micro_batch): everything the run's numbers depend on
-/// besides the data and the devices. A resumed run takes them from its checkpoint.
+/// for `-` (model, dtype, optimizer, lr, weight_decay, lr_schedule, epochs,
+/// batch_size, augment, seed, on_nonfinite, micro_batch): everything the run's numbers
+/// depend on besides the data and the devices. A resumed run takes them from its
+/// checkpoint.
 std::map<std::string, std::string> run_settings(const TrainConfig& config);
 
 /// What a checkpoint records of where the run read and ran ("data", the

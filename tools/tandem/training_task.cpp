@@ -1,5 +1,7 @@
 #include "training_task.h"
 
+#include <sstream>
+
 #include "classification_task.h"
 #include "gan_task.h"
 #include "language_model_task.h"
@@ -14,6 +16,13 @@ const std::vector<std::string>& train_model_names() {
     return all;
   }();
   return names;
+}
+
+std::string optimizer_description(const TrainConfig& config) {
+  std::ostringstream out;
+  out << config.optimizer << " lr " << config.lr << " (" << config.lr_schedule << ")";
+  if (config.weight_decay > 0) out << ", weight decay " << config.weight_decay;
+  return out.str();
 }
 
 std::unique_ptr<TrainingTask> make_training_task(

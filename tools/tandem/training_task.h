@@ -39,6 +39,10 @@ struct StepOutcome {
 /// 0.31}, {"test_accuracy", 0.89}.
 using Scores = std::vector<std::pair<std::string, double>>;
 
+/// How the run updates its weights, for description(): "adam lr 0.001
+/// (cosine)", with ", weight decay 0.0005" when there is one.
+std::string optimizer_description(const TrainConfig& config);
+
 class TrainingTask {
  public:
   virtual ~TrainingTask() = default;

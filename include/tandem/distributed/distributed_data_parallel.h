@@ -76,6 +76,7 @@
 #include "tandem/nn/module.h"
 #include "tandem/nn/module_holder.h"
 #include "tandem/parallel/data_parallel.h"
+#include "tandem/parallel/replicate.h"
 #include "tandem/parallel/shares.h"
 #include "tandem/parallel/tensor_tree.h"
 
@@ -175,12 +176,38 @@ class DistributedDataParallelOptions {
     balance_ = value;
     return *this;
   }
+  /// Invariant mode, as nn::DataParallelOptions::invariant, across
+  /// processes: the weights a training run reaches are bitwise the same for
+  /// any number of processes (and bitwise those of nn::DataParallel in
+  /// invariant mode on any devices), with any shares or kAuto, at the same
+  /// global batch, seed, dtype and micro_batch(). Each rank runs its part of
+  /// the batch, whole micro-batches from cut(rows), each on a replica of its
+  /// own; backward sums their gradients in the one tree over the
+  /// micro-batch index across the ranks (Note [Invariant mode across
+  /// processes] in src/distributed/gradient_tree_across.cpp), in place of
+  /// the buckets' average. The loss must be the whole batch's: a sum over
+  /// the rank's rows divided by the global batch's rows
+  /// (global_batch_rows()), which is what a mean over the whole batch
+  /// gives each row. Refuses BatchNorm while training, no_sync(), Join,
+  /// comm hooks, parameters of several dtypes, and a step in which some
+  /// rank would hold no micro-batch.
+  DistributedDataParallelOptions& invariant(bool value) {
+    invariant_ = value;
+    return *this;
+  }
+  /// Rows per micro-batch in invariant mode (default 32).
+  DistributedDataParallelOptions& micro_batch(int64_t rows) {
+    micro_batch_ = rows;
+    return *this;
+  }
 
   const std::shared_ptr<distributed::ProcessGroup>& process_group() const {
     return process_group_;
   }
   const std::optional<std::vector<double>>& shares() const { return shares_; }
   Balance balance() const { return balance_; }
+  bool invariant() const { return invariant_; }
+  int64_t micro_batch() const { return micro_batch_; }
   int64_t check_replicas_every() const { return check_replicas_every_; }
   const std::optional<std::vector<Device>>& device_ids() const { return device_ids_; }
   bool broadcast_buffers() const { return broadcast_buffers_; }
@@ -202,6 +229,8 @@ class DistributedDataParallelOptions {
   int64_t check_replicas_every_ = 0;
   std::optional<std::vector<double>> shares_;
   Balance balance_ = Balance::kEven;
+  bool invariant_ = false;
+  int64_t micro_batch_ = 32;
 };
 
 /// What DistributedDataParallel did so far (PyTorch's logging data).
@@ -304,6 +333,10 @@ class DistributedDataParallelImpl : public Module {
   /// have moved them; with kEven and no shares, DataLoaderOptions::shard's
   /// split (parts that differ by at most one row, the larger first).
   std::vector<int64_t> cut(int64_t rows) const;
+  /// The rows of the whole batch of the last training forward, over every
+  /// rank (with shares, kAuto or in invariant mode, which exchange them;
+  /// otherwise this rank's rows times the world size).
+  int64_t global_batch_rows() const noexcept { return global_batch_rows_; }
   /// The ranks' current shares, as fractions that sum to 1.
   std::vector<double> shares() const;
   /// Reduces the buckets with `hook` instead of the built-in averaging.
@@ -345,9 +378,18 @@ class DistributedDataParallelImpl : public Module {
   // With shares or kAuto; and when the last synchronized forward started.
   std::unique_ptr<distributed::detail::RankBalance> rank_balance_;
   std::chrono::steady_clock::time_point forward_start_{};
+  int64_t global_batch_rows_ = 0;
   // Exchanges row counts and step times (rank_balance.h); sets the
   // reducer's gradient weight.
   void balance_step(const parallel::TensorTree& input);
+  // Invariant mode's training forward (options().invariant()).
+  parallel::TensorTree invariant_forward(const parallel::TensorTree& input);
+  // Invariant mode: the replicas, one per micro-batch of this rank, and
+  // when the last backward's computing ended (shared with the gradient
+  // sum, which may outlive this module in a graph).
+  parallel::ReplicaCache micro_batch_replicas_;
+  std::shared_ptr<std::chrono::steady_clock::time_point> tree_start_ =
+      std::make_shared<std::chrono::steady_clock::time_point>();
 };
 
 TANDEM_MODULE(DistributedDataParallel);

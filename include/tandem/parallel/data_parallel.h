@@ -29,6 +29,7 @@
 #include "tandem/nn/module.h"
 #include "tandem/nn/module_holder.h"
 #include "tandem/parallel/parallel_apply.h"
+#include "tandem/parallel/replicate.h"
 #include "tandem/parallel/tensor_tree.h"
 
 namespace tandem::parallel {
@@ -131,6 +132,31 @@ TensorTree micro_batch_apply(const std::shared_ptr<nn::Module>& module,
                              Device output_device,
                              int64_t dim,
                              ReplicaCache* cache);
+
+/// One process's part of invariant mode's forward (DistributedDataParallel
+/// in invariant mode): `input` holds micro-batches first, first + 1, ...
+/// of the whole batch, cut along `dim` (micro_batch rows each, the last one
+/// possibly fewer), at least one. Each runs on a replica of its own on
+/// `device` (from `cache`) with the sample-keyed masks of its place in the
+/// whole batch, from `seed` (draw_mask_seed, the same in every process);
+/// the outputs are gathered on `device` in order. Backward hands the
+/// replicas' gradients (replica j: micro-batch first + j) to `sum`, which
+/// completes the tree across the processes. Refuses a module that
+/// normalises over the batch.
+TensorTree micro_batch_part_apply(const std::shared_ptr<nn::Module>& module,
+                                  const Forward& forward,
+                                  const TensorTree& input,
+                                  Device device,
+                                  int64_t micro_batch,
+                                  int64_t first,
+                                  uint64_t seed,
+                                  int64_t dim,
+                                  ReplicaCache* cache,
+                                  GradientSum sum);
+
+/// The seed of a forward's sample-keyed masks in invariant mode: a draw
+/// from the default generator while `module` trains, 0 in eval mode.
+uint64_t draw_mask_seed(const nn::Module& module);
 
 TensorTree data_parallel(const std::shared_ptr<nn::Module>& module,
                          const Forward& forward,

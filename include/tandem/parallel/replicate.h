@@ -37,6 +37,8 @@
 #include <memory>
 #include <vector>
 
+#include <functional>
+
 #include "tandem/core/device.h"
 #include "tandem/core/error.h"
 #include "tandem/nn/module.h"
@@ -48,18 +50,28 @@ class ReplicaCache;
 
 namespace detail {
 struct CachedReplicas;
-/// How backward adds the replicas' gradients onto the original: in replica
-/// order, ((g0 + g1) + g2) + ... (PyTorch's), or in one fixed pairwise tree
-/// over the replica index (invariant mode, Note [Invariant mode] in
-/// parallel/micro_batches.cpp).
-enum class GradientSum { kInOrder, kPairwiseTree };
+/// How backward adds the replicas' gradients onto the originals:
+/// per_replica[j][i] is replica j's gradient of original i (zeros where it
+/// had none); returns each original's sum, on `destination`. Called once
+/// per backward, on the autograd thread.
+using GradientSum = std::function<std::vector<Tensor>(
+    std::vector<std::vector<Tensor>>&& per_replica, Device destination)>;
+/// In replica order, ((g0 + g1) + g2) + ... (PyTorch's; the default),
+/// recorded under create_graph.
+std::vector<Tensor> sum_in_replica_order(std::vector<std::vector<Tensor>>&& per_replica,
+                                         Device destination);
+/// In one fixed pairwise tree over the replica index (invariant mode, Note
+/// [Invariant mode] in parallel/micro_batches.cpp; gradient_tree.h).
+std::vector<Tensor> sum_in_pairwise_tree(std::vector<std::vector<Tensor>>&& per_replica,
+                                         Device destination);
 /// replicate() for any module type: the replicas (the module's dynamic
-/// type), from `cache` when one is given.
+/// type), from `cache` when one is given; backward adds their gradients
+/// by `sum`.
 std::vector<std::shared_ptr<nn::Module>> replicate_module(
     const std::shared_ptr<nn::Module>& module,
     const std::vector<Device>& devices,
     ReplicaCache* cache,
-    GradientSum sum = GradientSum::kInOrder);
+    GradientSum sum = sum_in_replica_order);
 }  // namespace detail
 
 /// The replicas of one module, kept between replicate() calls (see above).
