@@ -3,7 +3,6 @@
 // the same global batch, seed and dtype (Note [Invariant mode] in
 // src/parallel/micro_batches.cpp).
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,6 +11,7 @@
 #include <string>
 
 #include "parallel/parallel_testing.h"
+#include "support/invariant_testing.h"
 
 namespace {
 
@@ -20,8 +20,16 @@ namespace F = tandem::nn::functional;
 namespace optim = tandem::optim;
 using tandem::Device;
 using tandem::Tensor;
+using tandem::testing::cnn_without_batch_norm;
 using tandem::testing::cpu_devices;
+using tandem::testing::mlp_with_dropout;
+using tandem::testing::Optimizer;
+using tandem::testing::optimizer_name;
+using tandem::testing::same_bits;
+using tandem::testing::Task;
 using tandem::testing::throws_with;
+using tandem::testing::train;
+using tandem::testing::tutorial_model;
 
 // One way to run the devices.
 struct DeviceSetup {
@@ -58,127 +66,16 @@ nn::DataParallelOptions invariant_on(const DeviceSetup& s, int64_t micro_batch) 
   return options;
 }
 
-enum class Optimizer { kSgdMomentum, kAdam };
-
-std::unique_ptr<optim::Optimizer> make_optimizer(Optimizer which,
-                                                 std::vector<Tensor> params) {
-  if (which == Optimizer::kSgdMomentum) {
-    return std::make_unique<optim::SGD>(std::move(params),
-                                        optim::SGDOptions(0.05).momentum(0.9));
-  }
-  return std::make_unique<optim::Adam>(std::move(params), optim::AdamOptions(1e-2));
-}
-
-// A classification task: a model, its inputs for `rows` samples, classes.
-struct Task {
-  std::string name;
-  std::function<nn::Sequential()> make;
-  std::function<Tensor(tandem::Generator&, int64_t rows)> inputs;
-  int64_t classes;
-  int64_t batch;  // not a multiple of 2, 3, 4 or the micro-batch
-};
-
-// The model's parameters and the optimizer's state after 20 steps, by name.
-std::map<std::string, Tensor> train(const Task& task,
-                                    const std::function<Tensor(const Tensor&)>& forward,
-                                    nn::Module& trained,
-                                    Optimizer which) {
-  auto optimizer = make_optimizer(which, trained.parameters());
-  tandem::Generator data(11);
-  for (int step = 0; step < 20; ++step) {
-    const Tensor x = task.inputs(data, task.batch);
-    const Tensor y = tandem::randint(0, task.classes, {task.batch}, data);
-    optimizer->zero_grad();
-    F::cross_entropy(forward(x), y).backward();
-    optimizer->step();
-  }
-  std::map<std::string, Tensor> state;
-  for (const auto& p : trained.named_parameters()) state["param " + p.key()] = p.value();
-  for (const auto& [key, value] : optimizer->state_dict()) state["optim " + key] = value;
-  return state;
-}
-
 std::map<std::string, Tensor> train_data_parallel(const Task& task,
                                                   const DeviceSetup& setup,
                                                   Optimizer which) {
   tandem::manual_seed(7);
   nn::DataParallel dp(task.make(), invariant_on(setup, 8));
   return train(
-      task, [&](const Tensor& x) { return dp(x); }, *dp, which);
-}
-
-// Every tensor of `got` has the bytes of the same tensor in `want`.
-::testing::AssertionResult same_bits(const std::map<std::string, Tensor>& want,
-                                     const std::map<std::string, Tensor>& got) {
-  if (want.size() != got.size()) {
-    return ::testing::AssertionFailure()
-           << want.size() << " tensors expected, " << got.size() << " found";
-  }
-  for (const auto& [name, w] : want) {
-    const auto it = got.find(name);
-    if (it == got.end()) return ::testing::AssertionFailure() << name << " is missing";
-    const Tensor a = w.contiguous();
-    const Tensor b = it->second.contiguous();
-    if (a.sizes() != b.sizes() || a.dtype() != b.dtype() ||
-        std::memcmp(a.data_ptr(), b.data_ptr(), a.nbytes()) != 0) {
-      return ::testing::AssertionFailure()
-             << name << " differs (max |difference| "
-             << (a.to(tandem::kFloat64) - b.to(tandem::kFloat64))
-                    .abs()
-                    .max()
-                    .item<double>()
-             << ")";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
-Task mlp_with_dropout() {
-  return {"MLP with dropout",
-          [] {
-            return nn::Sequential(nn::Linear(20, 32),
-                                  nn::ReLU(),
-                                  nn::Dropout(0.3),
-                                  nn::Linear(32, 32),
-                                  nn::ReLU(),
-                                  nn::Linear(32, 5));
-          },
-          [](tandem::Generator& g, int64_t rows) {
-            return tandem::randn({rows, 20}, g);
-          },
-          5,
-          50};
-}
-
-Task cnn_without_batch_norm() {
-  return {"CNN with Dropout2d, without batch norm",
-          [] {
-            return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)),
-                                  nn::ReLU(),
-                                  nn::Dropout2d(0.25),
-                                  nn::MaxPool2d(2),
-                                  nn::Conv2d(4, 6, 3),
-                                  nn::ReLU(),
-                                  nn::Flatten(),
-                                  nn::Dropout(0.2),
-                                  nn::Linear(6 * 2 * 2, 3));
-          },
-          [](tandem::Generator& g, int64_t rows) {
-            return tandem::randn({rows, 1, 8, 8}, g);
-          },
-          3,
-          37};
-}
-
-// The second seed's Model: one Linear(5, 2), batches of 30.
-Task tutorial_model() {
-  return {"the tutorial's Model",
-          [] { return nn::Sequential(nn::Linear(5, 2)); },
-          [](tandem::Generator& g, int64_t rows) {
-            return tandem::randn({rows, 5}, g);
-          },
-          2,
-          30};
+      task,
+      [&](const Tensor& x, const Tensor& y) { return F::cross_entropy(dp(x), y); },
+      *dp,
+      which);
 }
 
 class InvariantMode : public ::testing::TestWithParam<Optimizer> {};
@@ -233,7 +130,10 @@ TEST_P(InvariantMode, SeedModelWithAWrappedBlockHasTheSameBitsOnEveryDeviceList)
     tandem::manual_seed(7);
     SeedModel model(setup);
     return train(
-        task, [&](const Tensor& x) { return model(x); }, *model, GetParam());
+        task,
+        [&](const Tensor& x, const Tensor& y) { return F::cross_entropy(model(x), y); },
+        *model,
+        GetParam());
   };
   const auto reference = run(setups().front());
   for (const DeviceSetup& setup : setups()) {
@@ -244,10 +144,7 @@ TEST_P(InvariantMode, SeedModelWithAWrappedBlockHasTheSameBitsOnEveryDeviceList)
 INSTANTIATE_TEST_SUITE_P(Optimizers,
                          InvariantMode,
                          ::testing::Values(Optimizer::kSgdMomentum, Optimizer::kAdam),
-                         [](const auto& info) {
-                           return info.param == Optimizer::kSgdMomentum ? "SgdMomentum"
-                                                                        : "Adam";
-                         });
+                         [](const auto& info) { return optimizer_name(info.param); });
 
 TEST(InvariantMode, Float64TooAndTheGradientIsTheWholeBatchs) {
   // Against the module alone on the whole batch: the same gradient up to
