@@ -26,13 +26,23 @@ double device_work_seconds(Device device) {
 
 namespace detail {
 
-DeviceWorkScope::~DeviceWorkScope() {
-  std::atomic<int64_t>* total = total_of(device_);
+namespace {
+
+// Adds the time since `start` to `device`'s total, times `sign`.
+void record(Device device, std::chrono::steady_clock::time_point start, int64_t sign) {
+  std::atomic<int64_t>* total = total_of(device);
   if (total == nullptr) return;
-  const auto spent = std::chrono::steady_clock::now() - start_;
-  total->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count(),
-                   std::memory_order_relaxed);
+  const auto spent = std::chrono::steady_clock::now() - start;
+  total->fetch_add(
+      sign * std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count(),
+      std::memory_order_relaxed);
 }
+
+}  // namespace
+
+DeviceWorkScope::~DeviceWorkScope() { record(device_, start_, 1); }
+
+StepWorkScope::~StepWorkScope() { record(device_, start_, -1); }
 
 }  // namespace detail
 }  // namespace tandem

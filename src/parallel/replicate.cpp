@@ -8,6 +8,7 @@
 
 #include "parallel/parallel_utils.h"
 #include "parallel/replica_cache.h"
+#include "tandem/core/device_work_time.h"
 #include "tandem/core/profiler.h"
 #include "tandem/core/storage.h"
 #include "tandem/graph/grad_mode.h"
@@ -212,6 +213,8 @@ void record_broadcast(const Distinct& originals,
                                 std::make_move_iterator(all.begin() + (j + 1) * m));
         }
         all.clear();
+        // The sum runs once a step, whatever the destination's rows.
+        tandem::detail::StepWorkScope step_work(destination);
         return sum(std::move(per_replica), destination);
       });
   for (auto [slot, output_nr] : shared_slots)

@@ -96,15 +96,18 @@ int run_bench(const BenchFlags& flags) {
       group,
       nn::DistributedDataParallelOptions().overlap(flags.overlap == "on"),
       balancing);
-  // This process's rows of the global batch; in invariant mode the plan's
-  // whole micro-batches.
-  const RowRange mine = group && balancing.micro_batch > 0
-                            ? part_of(model.cut(batch), group->rank())
-                            : rows_of_this_process(group.get(), batch);
-  const Tensor input =
-      work.input.narrow(0, mine.begin, mine.length).to(model.devices().front());
-  const Tensor target =
-      work.target.narrow(0, mine.begin, mine.length).to(model.output_device());
+  // This process's rows of the global batch: under mpirun with shares,
+  // auto or in invariant mode the plan's, asked for every step (auto moves
+  // them), else a fixed part.
+  const bool planned = group && (!balancing.even() || balancing.micro_batch > 0);
+  Tensor input, target;
+  const auto take_rows = [&] {
+    const RowRange mine = planned ? part_of(model.cut(batch), group->rank())
+                                  : rows_of_this_process(group.get(), batch);
+    input = work.input.narrow(0, mine.begin, mine.length).to(model.devices().front());
+    target = work.target.narrow(0, mine.begin, mine.length).to(model.output_device());
+  };
+  take_rows();
   optim::SGD optimizer(model.model()->parameters(), optim::SGDOptions(0.01));
   // Unless told which, the timed steps are profiled.
   StepRange profiled_steps = parse_step_range(flags.profile.steps);
@@ -119,6 +122,7 @@ int run_bench(const BenchFlags& flags) {
     if (group && step == warmup) group->barrier().wait();
     profiled.before_step(step + 1);
     const auto start = std::chrono::steady_clock::now();
+    if (planned) take_rows();
     optimizer.zero_grad();
     const Tensor output = model.forward(input);
     const Tensor loss =

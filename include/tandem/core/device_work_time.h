@@ -2,8 +2,10 @@
 // device's own share of data-parallel work: a replica's forward in
 // parallel_apply and the device's nodes in a multi-device backward. Time a
 // device spends waiting for others, and work done elsewhere for it, are not
-// counted, so the total over one step divided into the rows the device got
-// is its speed. DataParallel's automatic shares read it step to step
+// counted, and neither is the step's own work that runs on a device
+// whatever its share (the sum of the replicas' gradients on the output
+// device: StepWorkScope), so the total over one step divided into the rows
+// the device got is its speed. DataParallel's automatic shares read it step to step
 // (tandem/parallel/shares.h).
 //
 // On a CUDA device the scope measures the host thread, which queues kernels
@@ -34,6 +36,24 @@ class DeviceWorkScope {
   ~DeviceWorkScope();
   DeviceWorkScope(const DeviceWorkScope&) = delete;
   DeviceWorkScope& operator=(const DeviceWorkScope&) = delete;
+
+ private:
+  Device device_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+/// Takes its lifetime back out of `device`'s work time: for work inside a
+/// DeviceWorkScope that the step needs once, whatever the device's rows
+/// (BroadcastBackward's sum onto the original's device). Counted in, it
+/// would make that device look slower than its rows make it, and the
+/// automatic shares would give it too few.
+class StepWorkScope {
+ public:
+  explicit StepWorkScope(Device device)
+      : device_(device), start_(std::chrono::steady_clock::now()) {}
+  ~StepWorkScope();
+  StepWorkScope(const StepWorkScope&) = delete;
+  StepWorkScope& operator=(const StepWorkScope&) = delete;
 
  private:
   Device device_;
