@@ -28,21 +28,30 @@ namespace detail {
 
 namespace {
 
-// Adds the time since `start` to `device`'s total, times `sign`.
-void record(Device device, std::chrono::steady_clock::time_point start, int64_t sign) {
-  std::atomic<int64_t>* total = total_of(device);
-  if (total == nullptr) return;
-  const auto spent = std::chrono::steady_clock::now() - start;
-  total->fetch_add(
-      sign * std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count(),
-      std::memory_order_relaxed);
-}
+thread_local DeviceWorkScope* innermost = nullptr;
 
 }  // namespace
 
-DeviceWorkScope::~DeviceWorkScope() { record(device_, start_, 1); }
+DeviceWorkScope::DeviceWorkScope(Device device)
+    : device_(device), start_(std::chrono::steady_clock::now()), outer_(innermost) {
+  innermost = this;
+}
 
-StepWorkScope::~StepWorkScope() { record(device_, start_, -1); }
+DeviceWorkScope::~DeviceWorkScope() {
+  innermost = outer_;
+  std::atomic<int64_t>* total = total_of(device_);
+  if (total == nullptr) return;
+  const auto spent = std::chrono::steady_clock::now() - start_ - excluded_;
+  total->fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count(),
+                   std::memory_order_relaxed);
+}
+
+StepWorkScope::StepWorkScope() noexcept
+    : paused_(innermost), start_(std::chrono::steady_clock::now()) {}
+
+StepWorkScope::~StepWorkScope() {
+  if (paused_ != nullptr) paused_->excluded_ += std::chrono::steady_clock::now() - start_;
+}
 
 }  // namespace detail
 }  // namespace tandem

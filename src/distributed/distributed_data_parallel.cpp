@@ -30,6 +30,12 @@ std::string device_types_of(const std::vector<Tensor>& params) {
   return list + "}";
 }
 
+// Rows along dim 0 of the input's first tensor (0 for none).
+int64_t rows_of(const parallel::TensorTree& input) {
+  const std::vector<Tensor> tensors = input.tensors();
+  return !tensors.empty() && tensors.front().dim() > 0 ? tensors.front().size(0) : 0;
+}
+
 std::string device_list(const std::vector<Device>& devices) {
   std::ostringstream out;
   out << "[";
@@ -113,6 +119,10 @@ void check_arguments(const dist::detail::NamedTensors& params,
                    "' is ",
                    p.dtype());
     }
+    TANDEM_CHECK(options.check_replicas_every() == 0,
+                 "DistributedDataParallel: check_replicas_every is for the buckets' "
+                 "average; in invariant mode every rank computes the same tree sum, and "
+                 "the check is not offered");
   }
   TANDEM_CHECK(options.check_replicas_every() >= 0,
                "DistributedDataParallel: check_replicas_every must be >= 0, got ",
@@ -210,7 +220,11 @@ void DistributedDataParallelImpl::broadcast_buffers() {
 parallel::TensorTree DistributedDataParallelImpl::forward(
     const parallel::TensorTree& input) {
   const bool grad = GradMode::is_enabled();
-  if (grad && options_.invariant()) return invariant_forward(input);
+  // In training mode also without gradients: the micro-batches' masks and
+  // the mask seed drawn are one process's, as DataParallel's.
+  if (options_.invariant() && (grad || module_->is_training())) {
+    return invariant_forward(input);
+  }
   if (grad && join_mode_) join_active_forward();
   if (grad) reducer_->prepare_for_forward();
   if (grad && options_.check_replicas_every() > 0) check_replicas();
@@ -221,6 +235,7 @@ parallel::TensorTree DistributedDataParallelImpl::forward(
       (grad || !join_mode_)) {
     broadcast_buffers();
   }
+  if (grad && !rank_balance_) global_batch_rows_ = rows_of(input) * group_->size();
   parallel::TensorTree output = forward_(
       *module_,
       input_device_ ? input.map([&](const Tensor& t) { return t.to(*input_device_); })
@@ -244,20 +259,23 @@ void DistributedDataParallelImpl::balance_step(const parallel::TensorTree& input
                "DistributedDataParallel: shares and balance(kAuto) exchange row counts "
                "at every forward, which a joined rank cannot take part in; use the even "
                "cut inside a Join");
-  const std::vector<Tensor> tensors = input.tensors();
-  const int64_t rows =
-      !tensors.empty() && tensors.front().dim() > 0 ? tensors.front().size(0) : 0;
-  const auto end = reducer_->backward_end();
-  const double previous =
-      forward_start_ != decltype(forward_start_){} && end > forward_start_
-          ? std::chrono::duration<double>(end - forward_start_).count()
-          : 0.0;
-  const dist::detail::RankStep step = rank_balance_->step(rows, previous);
+  const dist::detail::RankStep step =
+      exchange_rows(rows_of(input), reducer_->backward_end(), 0);
   reducer_->set_grad_weight(step.grad_weight);
+}
+
+dist::detail::RankStep DistributedDataParallelImpl::exchange_rows(
+    int64_t rows, std::chrono::steady_clock::time_point computed_until, uint64_t seed) {
+  const double previous =
+      forward_start_ != decltype(forward_start_){} && computed_until > forward_start_
+          ? std::chrono::duration<double>(computed_until - forward_start_).count()
+          : 0.0;
+  dist::detail::RankStep step = rank_balance_->step(rows, previous, seed);
   global_batch_rows_ = 0;
   for (int64_t r : step.rows) global_batch_rows_ += r;
   // After the exchange, whose wait for the other ranks is not computing.
   forward_start_ = std::chrono::steady_clock::now();
+  return step;
 }
 
 parallel::TensorTree DistributedDataParallelImpl::invariant_forward(
@@ -265,21 +283,13 @@ parallel::TensorTree DistributedDataParallelImpl::invariant_forward(
   TANDEM_CHECK(!join_mode_,
                "DistributedDataParallel: invariant mode cannot run inside a Join: a "
                "joined rank holds no micro-batch of the gradient tree");
-  TANDEM_CHECK(require_backward_grad_sync_,
+  TANDEM_CHECK(require_backward_grad_sync_ || !GradMode::is_enabled(),
                "DistributedDataParallel: invariant mode cannot run inside no_sync(): its "
                "gradients are summed across the ranks in every backward (accumulate "
                "over a larger batch instead)");
-  const std::vector<Tensor> tensors = input.tensors();
-  const int64_t rows =
-      !tensors.empty() && tensors.front().dim() > 0 ? tensors.front().size(0) : 0;
-  const double previous =
-      forward_start_ != decltype(forward_start_){} && *tree_start_ > forward_start_
-          ? std::chrono::duration<double>(*tree_start_ - forward_start_).count()
-          : 0.0;
   // Every rank draws, as one process does once per forward; rank 0's wins.
-  const dist::detail::RankStep step =
-      rank_balance_->step(rows, previous, parallel::detail::draw_mask_seed(*module_));
-  forward_start_ = std::chrono::steady_clock::now();
+  const dist::detail::RankStep step = exchange_rows(
+      rows_of(input), *tree_start_, parallel::detail::draw_mask_seed(*module_));
 
   // Where each rank's part lies: whole micro-batches, from row 0 on.
   const int64_t micro_batch = options_.micro_batch();
@@ -310,7 +320,6 @@ parallel::TensorTree DistributedDataParallelImpl::invariant_forward(
     first_row += part;
     bounds.push_back((first_row + micro_batch - 1) / micro_batch);
   }
-  global_batch_rows_ = first_row;
   if (require_forward_param_sync_ && options_.broadcast_buffers()) broadcast_buffers();
   require_forward_param_sync_ = true;
 

@@ -26,15 +26,17 @@
 // instead of an allreduce of P, and the adds above the subtrees.
 #include "distributed/gradient_tree_across.h"
 
-#include <functional>
+#include <algorithm>
+#include <climits>
 #include <map>
 #include <utility>
+#include <vector>
 
-#include "parallel/parallel_utils.h"
 #include "tandem/core/error.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 #include "tandem/parallel/gradient_tree.h"
+#include "tandem/parallel/replicate.h"
 
 namespace tandem::distributed::detail {
 namespace {
@@ -47,19 +49,21 @@ struct NodeLess {
   }
 };
 
-// The tree's sum of `node` for one gradient: read where a rank summed the
-// node, else added from its children.
+// The tree's sum of `node` for one gradient, `slice` taking it out of a
+// node's flat sums: read where a rank summed the node, else added from its
+// children.
+template <typename Slice>
 Tensor complete(const TreeNode& node,
                 const std::map<TreeNode, Tensor, NodeLess>& summed,
-                const std::function<Tensor(const Tensor&)>& gradient_of) {
-  if (auto it = summed.find(node); it != summed.end()) return gradient_of(it->second);
+                const Slice& slice) {
+  if (auto it = summed.find(node); it != summed.end()) return slice(it->second);
   TANDEM_CHECK(node.hi - node.lo > 1,
                "sum_tree_across_ranks: micro-batch ",
                node.lo,
                " was summed by no rank");
   const int64_t mid = parallel::tree_split(node.lo, node.hi);
-  return complete({node.lo, mid}, summed, gradient_of) +
-         complete({mid, node.hi}, summed, gradient_of);
+  return complete({node.lo, mid}, summed, slice) +
+         complete({mid, node.hi}, summed, slice);
 }
 
 }  // namespace
@@ -114,7 +118,19 @@ std::vector<Tensor> sum_tree_across_ranks(ProcessGroup& group,
     subtrees[r] = parallel::subtrees_within(bounds[r], bounds[r + 1], leaves);
     most = std::max(most, subtrees[r].size());
   }
+  if (world == 1) {
+    // One process holds the whole tree: its sum, with nothing to exchange.
+    return parallel::detail::sum_in_pairwise_tree(std::move(per_replica), destination);
+  }
   const auto width = static_cast<int64_t>(most) * elements;
+  TANDEM_CHECK(width <= INT_MAX,
+               "DistributedDataParallel: invariant mode would exchange ",
+               most,
+               " subtree sums of ",
+               elements,
+               " elements per rank, more than one message holds (",
+               INT_MAX,
+               "); use fewer micro-batches per rank (a larger micro_batch)");
   Tensor gathered =
       empty({world * width}, TensorOptions().dtype(dtype).device(destination));
   Tensor mine = gathered.narrow(0, static_cast<int64_t>(rank) * width, width);
@@ -126,7 +142,7 @@ std::vector<Tensor> sum_tree_across_ranks(ProcessGroup& group,
         std::make_move_iterator(per_replica.begin() + (node.lo - first)),
         std::make_move_iterator(per_replica.begin() + (node.hi - first)));
     const std::vector<Tensor> sums =
-        parallel::detail::reduce_add_tree(std::move(leaves_of_node), destination);
+        parallel::detail::sum_in_pairwise_tree(std::move(leaves_of_node), destination);
     for (size_t i = 0; i < sums.size(); ++i) {
       mine.narrow(0, static_cast<int64_t>(f) * elements + offsets[i], sums[i].numel())
           .copy_(sums[i].reshape({-1}));
@@ -148,19 +164,15 @@ std::vector<Tensor> sum_tree_across_ranks(ProcessGroup& group,
                                      elements));
     }
   }
-  const TreeNode root{0, leaves};
-  const bool root_summed = summed.contains(root);
+  // Each rank holds a micro-batch, so no rank's node is the root: every
+  // sum here is a fresh tensor, not a view of the gathered buffer.
   std::vector<Tensor> result;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const int64_t numel =
         i + 1 < shapes.size() ? offsets[i + 1] - offsets[i] : elements - offsets[i];
-    const auto gradient_of = [&](const Tensor& node) {
-      return node.narrow(0, offsets[i], numel).view(shapes[i]);
-    };
-    Tensor sum = complete(root, summed, gradient_of);
-    // Where one rank summed the whole tree, a copy: a view would keep the
-    // gathered buffer alive in .grad.
-    result.push_back(root_summed ? sum.clone() : std::move(sum));
+    result.push_back(complete({0, leaves}, summed, [&](const Tensor& flat) {
+      return flat.narrow(0, offsets[i], numel).view(shapes[i]);
+    }));
   }
   return result;
 }

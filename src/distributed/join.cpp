@@ -78,6 +78,10 @@ bool DistributedDataParallelImpl::join_shadow_iteration() {
 Join::Join(DistributedDataParallelImpl& ddp, JoinOptions options) : ddp_(ddp) {
   TANDEM_CHECK(!ddp_.join_mode_,
                "Join: this DistributedDataParallel is in a Join already");
+  TANDEM_CHECK(!ddp_.options_.invariant(),
+               "Join: DistributedDataParallel in invariant mode sums a tree over every "
+               "rank's micro-batches, which a joined rank cannot hold; give every rank "
+               "its part of every batch (DataLoaderOptions::shard_cut) instead");
   ddp_.join_mode_ = DistributedDataParallelImpl::JoinMode{
       options.divide_by_initial_world_size(), options.throw_on_early_termination()};
 }

@@ -214,7 +214,7 @@ void record_broadcast(const Distinct& originals,
         }
         all.clear();
         // The sum runs once a step, whatever the destination's rows.
-        tandem::detail::StepWorkScope step_work(destination);
+        const tandem::detail::StepWorkScope step_work;
         return sum(std::move(per_replica), destination);
       });
   for (auto [slot, output_nr] : shared_slots)
@@ -242,6 +242,7 @@ std::vector<std::shared_ptr<nn::Module>> replicate_module(
     ReplicaCache* cache,
     GradientSum sum) {
   TANDEM_CHECK(module != nullptr, "replicate: the module is null");
+  TANDEM_CHECK(sum != nullptr, "replicate: no gradient sum was given");
   if (devices.empty()) return {};
   const profiler::Span span("parallel", "replicate", devices.front());
   const ModuleLayout layout(*module);

@@ -42,7 +42,8 @@ TEST(GradientTree, AnyCutIntoRunsCoversEveryLeafOnce) {
         std::vector<int> covered(static_cast<size_t>(leaves), 0);
         for (const auto& [first, end] : {std::pair{int64_t{0}, a}, {a, b}, {b, leaves}}) {
           for (const TreeNode& node : subtrees_within(first, end, leaves)) {
-            for (int64_t leaf = node.lo; leaf < node.hi; ++leaf) ++covered[leaf];
+            for (int64_t leaf = node.lo; leaf < node.hi; ++leaf)
+              ++covered[static_cast<size_t>(leaf)];
           }
         }
         for (int64_t leaf = 0; leaf < leaves; ++leaf) {

@@ -97,7 +97,7 @@ class ClassificationTask final : public TrainingTask {
     } else if (devices > 1) {
       out << " (" << (config_.batch_size + devices - 1) / devices << " per device)";
     }
-    if (group_) {
+    if (group_ && config_.balancing.micro_batch == 0) {
       out << " (" << config_.batch_size / group_->size()
           << (config_.batch_size % group_->size() ? "+" : "") << " per process)";
     }

@@ -20,7 +20,7 @@ std::string joined(const std::vector<std::string>& names) {
 std::string got(const std::string& value) { return ", got '" + value + "'"; }
 
 // A finite number > 0, or >= 0 when `zero_allowed`.
-CLI::Validator finite_number_from_zero(bool zero_allowed) {
+CLI::Validator finite_number(bool zero_allowed) {
   const std::string range = zero_allowed ? ">= 0" : "> 0";
   return CLI::Validator(
       [zero_allowed, range](std::string& value) -> std::string {
@@ -70,9 +70,9 @@ CLI::Validator whole_number(int64_t min, int64_t max) {
       shown);
 }
 
-CLI::Validator positive_number() { return finite_number_from_zero(false); }
+CLI::Validator positive_number() { return finite_number(/*zero_allowed=*/false); }
 
-CLI::Validator non_negative_number() { return finite_number_from_zero(true); }
+CLI::Validator non_negative_number() { return finite_number(/*zero_allowed=*/true); }
 
 std::vector<Device> parse_device_list(const std::string& list) {
   std::vector<Device> devices;

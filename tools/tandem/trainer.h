@@ -33,8 +33,8 @@ struct TrainConfig {
   bool augment = false;      // classifiers: random flips and shifts (augment.h)
   std::string optimizer = "sgd";
   double lr = 0.05;
-  double weight_decay =
-      0;  // L2 penalty on every parameter, as PyTorch's optimizers take it
+  // An L2 penalty on every parameter, as PyTorch's optimizers take it.
+  double weight_decay = 0;
   std::string lr_schedule =
       "cosine";  // or "constant"; set per epoch; lstm-lm: or "plateau"
   uint64_t seed = 0;

@@ -28,35 +28,37 @@ double device_work_seconds(Device device);
 
 namespace detail {
 
-/// Adds its lifetime to `device`'s work time.
+/// Adds its lifetime to `device`'s work time, less the time of the
+/// StepWorkScopes opened inside it on the same thread.
 class DeviceWorkScope {
  public:
-  explicit DeviceWorkScope(Device device)
-      : device_(device), start_(std::chrono::steady_clock::now()) {}
+  explicit DeviceWorkScope(Device device);
   ~DeviceWorkScope();
   DeviceWorkScope(const DeviceWorkScope&) = delete;
   DeviceWorkScope& operator=(const DeviceWorkScope&) = delete;
 
  private:
+  friend class StepWorkScope;
   Device device_;
   std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::duration excluded_{};
+  DeviceWorkScope* outer_;  // the thread's scope before this one
 };
 
-/// Takes its lifetime back out of `device`'s work time: for work inside a
-/// DeviceWorkScope that the step needs once, whatever the device's rows
+/// Pauses the DeviceWorkScope open on this thread, if any, for its
+/// lifetime: for work that the step needs once, whatever the device's rows
 /// (BroadcastBackward's sum onto the original's device). Counted in, it
 /// would make that device look slower than its rows make it, and the
 /// automatic shares would give it too few.
 class StepWorkScope {
  public:
-  explicit StepWorkScope(Device device)
-      : device_(device), start_(std::chrono::steady_clock::now()) {}
+  StepWorkScope() noexcept;
   ~StepWorkScope();
   StepWorkScope(const StepWorkScope&) = delete;
   StepWorkScope& operator=(const StepWorkScope&) = delete;
 
  private:
-  Device device_;
+  DeviceWorkScope* paused_;
   std::chrono::steady_clock::time_point start_;
 };
 

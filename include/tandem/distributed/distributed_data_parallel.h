@@ -82,6 +82,7 @@
 
 namespace tandem::distributed::detail {
 class RankBalance;
+struct RankStep;
 class Reducer;
 }  // namespace tandem::distributed::detail
 
@@ -188,9 +189,11 @@ class DistributedDataParallelOptions {
   /// the buckets' average. The loss must be the whole batch's: a sum over
   /// the rank's rows divided by the global batch's rows
   /// (global_batch_rows()), which is what a mean over the whole batch
-  /// gives each row. Refuses BatchNorm while training, no_sync(), Join,
-  /// comm hooks, parameters of several dtypes, and a step in which some
-  /// rank would hold no micro-batch.
+  /// gives each row. A forward in training mode runs this way with or
+  /// without gradients. Refuses BatchNorm while training, no_sync(), Join,
+  /// comm hooks, check_replicas_every, parameters of several dtypes, a step
+  /// in which some rank would hold no micro-batch, and a backward with
+  /// create_graph.
   DistributedDataParallelOptions& invariant(bool value) {
     invariant_ = value;
     return *this;
@@ -333,9 +336,10 @@ class DistributedDataParallelImpl : public Module {
   /// have moved them; with kEven and no shares, DataLoaderOptions::shard's
   /// split (parts that differ by at most one row, the larger first).
   std::vector<int64_t> cut(int64_t rows) const;
-  /// The rows of the whole batch of the last training forward, over every
-  /// rank (with shares, kAuto or in invariant mode, which exchange them;
-  /// otherwise this rank's rows times the world size).
+  /// The rows of the whole batch of the last forward with grad mode on
+  /// (or in invariant mode), over every rank: exchanged with shares, kAuto
+  /// and in invariant mode; otherwise this rank's rows times the world
+  /// size.
   int64_t global_batch_rows() const noexcept { return global_batch_rows_; }
   /// The ranks' current shares, as fractions that sum to 1.
   std::vector<double> shares() const;
@@ -382,6 +386,11 @@ class DistributedDataParallelImpl : public Module {
   // Exchanges row counts and step times (rank_balance.h); sets the
   // reducer's gradient weight.
   void balance_step(const parallel::TensorTree& input);
+  // The exchange of rank_balance_: this forward's `rows`, the previous
+  // step's computing time (to `computed_until`), the mask seed; sets
+  // global_batch_rows_ and restarts the step's clock.
+  distributed::detail::RankStep exchange_rows(
+      int64_t rows, std::chrono::steady_clock::time_point computed_until, uint64_t seed);
   // Invariant mode's training forward (options().invariant()).
   parallel::TensorTree invariant_forward(const parallel::TensorTree& input);
   // Invariant mode: the replicas, one per micro-batch of this rank, and

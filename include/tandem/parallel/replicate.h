@@ -34,10 +34,9 @@
 //   y1.sum().backward();   // model's parameters get the gradients
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
-
-#include <functional>
 
 #include "tandem/core/device.h"
 #include "tandem/core/error.h"
@@ -52,8 +51,8 @@ namespace detail {
 struct CachedReplicas;
 /// How backward adds the replicas' gradients onto the originals:
 /// per_replica[j][i] is replica j's gradient of original i (zeros where it
-/// had none); returns each original's sum, on `destination`. Called once
-/// per backward, on the autograd thread.
+/// had none); returns each original's sum, on `destination`. Called on
+/// the autograd thread each time backward runs through the replicas.
 using GradientSum = std::function<std::vector<Tensor>(
     std::vector<std::vector<Tensor>>&& per_replica, Device destination)>;
 /// In replica order, ((g0 + g1) + g2) + ... (PyTorch's; the default),
