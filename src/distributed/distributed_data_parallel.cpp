@@ -348,10 +348,7 @@ parallel::TensorTree DistributedDataParallelImpl::invariant_forward(
 
 std::vector<int64_t> DistributedDataParallelImpl::cut(int64_t rows) const {
   if (rank_balance_) return rank_balance_->cut(rows);
-  const int64_t world = group_->size();
-  std::vector<int64_t> parts(static_cast<size_t>(world), rows / world);
-  for (int64_t r = 0; r < rows % world; ++r) ++parts[static_cast<size_t>(r)];
-  return parts;
+  return parallel::split_evenly(rows, static_cast<size_t>(group_->size()));
 }
 
 std::vector<double> DistributedDataParallelImpl::shares() const {

@@ -60,10 +60,7 @@ RankStep RankBalance::step(int64_t rows, double previous_seconds, uint64_t seed)
 std::vector<int64_t> RankBalance::cut_units(int64_t units) const {
   if (balancer_) return balancer_->cut(units);
   if (fixed_) return parallel::cut_by_shares(units, *fixed_);
-  const int64_t world = group_.size();
-  std::vector<int64_t> parts(static_cast<size_t>(world), units / world);
-  for (int64_t r = 0; r < units % world; ++r) ++parts[static_cast<size_t>(r)];
-  return parts;
+  return parallel::split_evenly(units, static_cast<size_t>(group_.size()));
 }
 
 std::vector<int64_t> RankBalance::cut(int64_t rows) const {

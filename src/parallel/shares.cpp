@@ -21,6 +21,14 @@ std::vector<int64_t> even_cut(int64_t rows, size_t devices) {
   return cut;
 }
 
+std::vector<int64_t> split_evenly(int64_t rows, size_t parts) {
+  TANDEM_CHECK(parts > 0, "split_evenly: no parts");
+  const auto n = static_cast<int64_t>(parts);
+  std::vector<int64_t> split(parts, rows / n);
+  for (int64_t r = 0; r < rows % n; ++r) ++split[static_cast<size_t>(r)];
+  return split;
+}
+
 std::vector<int64_t> cut_by_shares(int64_t rows, const std::vector<double>& weights) {
   check_shares(weights, weights.size(), "cut_by_shares");
   const double total = std::accumulate(weights.begin(), weights.end(), 0.0);

@@ -29,6 +29,14 @@ TEST(Shares, EvenCutIsTheChunkRule) {
   }
 }
 
+TEST(Shares, SplitEvenlyGivesTheLargerPartsFirst) {
+  using tandem::parallel::split_evenly;
+  EXPECT_EQ(split_evenly(10, 3), (std::vector<int64_t>{4, 3, 3}));
+  EXPECT_EQ(split_evenly(9, 3), (std::vector<int64_t>{3, 3, 3}));
+  EXPECT_EQ(split_evenly(2, 4), (std::vector<int64_t>{1, 1, 0, 0}));
+  EXPECT_EQ(split_evenly(0, 2), (std::vector<int64_t>{0, 0}));
+}
+
 TEST(Shares, CutByShares) {
   EXPECT_EQ(parallel::cut_by_shares(256, {3, 1}), (std::vector<int64_t>{192, 64}));
   EXPECT_EQ(parallel::cut_by_shares(10, {1, 1, 1}), (std::vector<int64_t>{4, 3, 3}));

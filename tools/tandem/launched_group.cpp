@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "tandem/core/cpu_budget.h"
+#include "tandem/parallel/shares.h"
 
 namespace tandem::cli {
 
@@ -36,9 +37,8 @@ std::optional<int> launched_rank() {
 
 RowRange rows_of_this_process(const distributed::ProcessGroup* group, int64_t rows) {
   if (group == nullptr) return {0, rows};
-  const int64_t parts = group->size(), part = group->rank();
-  const int64_t base = rows / parts, larger = rows % parts;
-  return {part * base + std::min(part, larger), base + (part < larger ? 1 : 0)};
+  return part_of(parallel::split_evenly(rows, static_cast<size_t>(group->size())),
+                 group->rank());
 }
 
 RowRange part_of(const std::vector<int64_t>& cut, int rank) {

@@ -29,6 +29,11 @@ enum class Balance { kEven, kAuto };
 /// zeros when rows is small (10 rows over 8 devices: 2, 2, 2, 2, 2, 0, 0, 0).
 std::vector<int64_t> even_cut(int64_t rows, size_t devices);
 
+/// `rows` cut into `parts` consecutive parts whose sizes differ by at most
+/// one, the larger first (torch.tensor_split; DataLoaderOptions::shard's
+/// split of a batch across processes).
+std::vector<int64_t> split_evenly(int64_t rows, size_t parts);
+
 /// `rows` cut in proportion to `weights` (checked by check_shares): device
 /// i gets floor(rows * w_i / sum w), and the rows left over go one each to
 /// the largest remainders, the earlier device first on a tie. A zero weight
