@@ -93,18 +93,16 @@ std::vector<Tensor> sum_tree_across_ranks(ProcessGroup& group,
   TANDEM_CHECK(!GradMode::is_enabled(),
                "DistributedDataParallel: invariant mode cannot record its gradient sum "
                "for a second derivative (backward with create_graph)");
+  if (world == 1) {
+    // One process holds the whole tree: its sum, with nothing to exchange.
+    return parallel::detail::sum_in_pairwise_tree(std::move(per_replica), destination);
+  }
+  // One dtype (DistributedDataParallel's constructor checks its parameters).
   const ScalarType dtype = per_replica.front().front().dtype();
   std::vector<IntList> shapes;
   std::vector<int64_t> offsets;  // of each gradient in a flat node
   int64_t elements = 0;
   for (const Tensor& g : per_replica.front()) {
-    TANDEM_CHECK(
-        g.dtype() == dtype,
-        "DistributedDataParallel: invariant mode reduces gradients of one dtype, "
-        "got ",
-        dtype,
-        " and ",
-        g.dtype());
     shapes.push_back(g.sizes());
     offsets.push_back(elements);
     elements += g.numel();
@@ -117,10 +115,6 @@ std::vector<Tensor> sum_tree_across_ranks(ProcessGroup& group,
   for (size_t r = 0; r < subtrees.size(); ++r) {
     subtrees[r] = parallel::subtrees_within(bounds[r], bounds[r + 1], leaves);
     most = std::max(most, subtrees[r].size());
-  }
-  if (world == 1) {
-    // One process holds the whole tree: its sum, with nothing to exchange.
-    return parallel::detail::sum_in_pairwise_tree(std::move(per_replica), destination);
   }
   const auto width = static_cast<int64_t>(most) * elements;
   TANDEM_CHECK(width <= INT_MAX,

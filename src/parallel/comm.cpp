@@ -93,7 +93,7 @@ Coalesced allocate_pieces(const std::vector<Tensor>& like,
 // computes it.
 constexpr int64_t kBlock = 1 << 15;
 
-// Where the pairwise tree of detail::reduce_add_tree splits leaves [lo, hi)
+// Where the pairwise tree of detail::sum_in_pairwise_tree splits leaves [lo, hi)
 // (hi - lo > 1; parallel/gradient_tree.h).
 size_t split(size_t lo, size_t hi) {
   return static_cast<size_t>(
@@ -101,7 +101,7 @@ size_t split(size_t lo, size_t hi) {
 }
 
 // The order of a sum's additions: left to right, or in the pairwise tree of
-// detail::reduce_add_tree.
+// detail::sum_in_pairwise_tree.
 enum class SumOrder { kInOrder, kPairwiseTree };
 
 // Sums out = sources[0] + sources[1] + ... in `order`, collected and then
@@ -466,8 +466,8 @@ std::vector<Tensor> reduce_add_coalesced(const std::vector<std::vector<Tensor>>&
 
 namespace detail {
 
-std::vector<Tensor> reduce_add_tree(std::vector<std::vector<Tensor>>&& inputs,
-                                    Device destination) {
+std::vector<Tensor> sum_in_pairwise_tree(std::vector<std::vector<Tensor>>&& inputs,
+                                         Device destination) {
   check_reduce_inputs(inputs);
   std::vector<Tensor> result;
   if (GradMode::is_enabled()) {

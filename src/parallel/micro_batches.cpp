@@ -21,7 +21,7 @@
 //    list that names a device once per micro-batch it runs), so each
 //    micro-batch's weight gradient stays apart until BroadcastBackward adds
 //    them in one pairwise tree over the micro-batch index
-//    (reduce_add_tree): its shape depends on the micro-batch count only,
+//    (sum_in_pairwise_tree): its shape depends on the micro-batch count only,
 //    and the same tree serves inside a device and across devices. A whole
 //    subtree lies on one device wherever the cut keeps it together, which
 //    is what a reduction across processes will build on.

@@ -24,16 +24,6 @@ Tensor readable_on(const Tensor& src, Device device);
 std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inputs,
                                          Device destination);
 
-/// The replicas' gradients (inputs[j][i]: replica j's gradient of tensor i)
-/// summed onto `destination` in one fixed pairwise tree over j: level by
-/// level, (0 + 1), (2 + 3), ..., an odd last one carried up as it is. The
-/// tree's shape depends on the replica count only, so the sum has the same
-/// bits whichever devices the replicas ran on. Block by block, as
-/// reduce_add_consuming (Note [Blocked sums] in comm.cpp); recorded when
-/// grad mode is on (create_graph), so the sum can be differentiated again.
-std::vector<Tensor> reduce_add_tree(std::vector<std::vector<Tensor>>&& inputs,
-                                    Device destination);
-
 /// parts[i] on devices[i]: the part itself where it already is, else a
 /// contiguous copy, recorded when grad mode is on and the part has a
 /// history (a DataParallel backward under create_graph).

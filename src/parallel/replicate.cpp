@@ -231,11 +231,6 @@ std::vector<Tensor> sum_in_replica_order(std::vector<std::vector<Tensor>>&& per_
   return reduce_add_consuming(std::move(per_replica), destination);
 }
 
-std::vector<Tensor> sum_in_pairwise_tree(std::vector<std::vector<Tensor>>&& per_replica,
-                                         Device destination) {
-  return reduce_add_tree(std::move(per_replica), destination);
-}
-
 std::vector<std::shared_ptr<nn::Module>> replicate_module(
     const std::shared_ptr<nn::Module>& module,
     const std::vector<Device>& devices,

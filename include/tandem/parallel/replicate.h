@@ -60,7 +60,12 @@ using GradientSum = std::function<std::vector<Tensor>(
 std::vector<Tensor> sum_in_replica_order(std::vector<std::vector<Tensor>>&& per_replica,
                                          Device destination);
 /// In one fixed pairwise tree over the replica index (invariant mode, Note
-/// [Invariant mode] in parallel/micro_batches.cpp; gradient_tree.h).
+/// [Invariant mode] in parallel/micro_batches.cpp; gradient_tree.h): level
+/// by level, (0 + 1), (2 + 3), ..., an odd last one carried up as it is.
+/// The tree's shape depends on the replica count only, so the sum has the
+/// same bits whichever devices the replicas ran on. Block by block (Note
+/// [Blocked sums] in comm.cpp); recorded when grad mode is on
+/// (create_graph), so the sum can be differentiated again.
 std::vector<Tensor> sum_in_pairwise_tree(std::vector<std::vector<Tensor>>&& per_replica,
                                          Device destination);
 /// replicate() for any module type: the replicas (the module's dynamic
