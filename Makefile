@@ -9,8 +9,6 @@
 #   make build   configure and build (Release) into build/
 #   make bench   build and run the benchmarks
 #   make format  reformat the sources with clang-format
-#   make tidy    clang-tidy (.clang-tidy's checks) on the C++ files changed
-#                since the last commit, or on FILES="a.cpp b.cpp"
 
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
@@ -39,7 +37,7 @@ GENERATOR := $(if $(shell command -v ninja),-G Ninja,)
 LAUNCHER := $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache,)
 
 .PHONY: all deps build run test test-release test-sanitize test-tsan test-install \
-        test-fuzz bench format lint tidy clean
+        test-fuzz bench format lint clean
 
 all: build
 
@@ -111,16 +109,3 @@ bench: deps
 	@cmake -S . -B $(BUILD) $(GENERATOR) $(LAUNCHER) -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_BENCH=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	./$(BUILD)/bench/tandem_bench --benchmark_min_time=0.2
-
-# Not part of `make lint`: about 20 s a file here, some 40 minutes for the
-# whole tree on two cores, so it runs on what a change touched.
-FILES ?= $(shell git diff --name-only --diff-filter=AM HEAD -- '*.cpp')
-tidy: build
-	@test -n "$(FILES)" || { echo "tidy: no changed .cpp files (name some with FILES=...)"; exit 0; }
-	clang-tidy -p $(BUILD) --quiet $(FILES)
-
-format:
-	@git ls-files '*.h' '*.cpp' | xargs clang-format -i
-
-clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(TSAN_BUILD) $(FUZZ_BUILD)

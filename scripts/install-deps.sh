@@ -14,7 +14,7 @@ packages=(
   libcli11-dev                          # the tandem command's flags
   nlohmann-json3-dev                    # tandem plot reads Chrome traces
   python3-torch python3-numpy           # PyTorch reference values and benchmarks
-  clang-format clang-tidy               # the style checks
+  clang-format                          # the style check
   clang-14 libclang-rt-14-dev           # libFuzzer for the file-reader fuzz targets
   dataset-fashion-mnist                 # the main job's data
   bible-kjv                             # examples/lstm_lm_bible: the King James Bible

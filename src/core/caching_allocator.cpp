@@ -273,12 +273,11 @@ DataPtr CachingCpuAllocator::allocate(size_t nbytes) {
 }
 
 void* CachingCpuAllocator::system_allocate(size_t block, size_t nbytes) {
-  // NOLINTNEXTLINE(cppcoreguidelines-no-malloc): we are the allocator
   void* p = std::aligned_alloc(kAlignment, block);
   if (p == nullptr) {
     // Cached blocks of other classes may be what the system lacks.
     empty_cache();
-    p = std::aligned_alloc(kAlignment, block);  // NOLINT(cppcoreguidelines-no-malloc)
+    p = std::aligned_alloc(kAlignment, block);
   }
   std::lock_guard<std::mutex> lock(mutex_);
   TANDEM_CHECK(p != nullptr,
@@ -316,7 +315,7 @@ void CachingCpuAllocator::release(void* p, size_t block, size_t requested) noexc
     }
     if (!cached) ++stats_.system_frees;
   }
-  if (!cached) std::free(p);  // NOLINT(cppcoreguidelines-no-malloc): we are the allocator
+  if (!cached) std::free(p);  // we are the allocator
 }
 
 // Under the lock, so frees are serialized: it only runs when the workload
@@ -337,7 +336,7 @@ void CachingCpuAllocator::evict_down_to(int64_t bytes, bool over_limit) {
       const CachedBlock& b = (*oldest)[i];
       const size_t block = class_size(index);
       unpoison(b.ptr, block);
-      std::free(b.ptr);  // NOLINT(cppcoreguidelines-no-malloc)
+      std::free(b.ptr);
       --stats_.blocks_cached;
       stats_.bytes_cached -= static_cast<int64_t>(block);
       ++stats_.system_frees;

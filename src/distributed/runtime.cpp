@@ -74,7 +74,7 @@ std::string thread_level_name(int level) {
 Runtime& Runtime::instance() {
   // Never destroyed: the comm thread and Work handles may outlive static
   // destruction, and at_exit() decides how the process ends.
-  static Runtime* runtime = new Runtime();  // NOLINT(cppcoreguidelines-owning-memory)
+  static Runtime* runtime = new Runtime();
   return *runtime;
 }
 

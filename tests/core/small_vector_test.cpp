@@ -107,7 +107,7 @@ TEST(SmallVector, CopiesAndMovesInlineAndHeapElements) {
 
   Small stolen = std::move(big);
   EXPECT_EQ(stolen.data(), heap);  // the heap block changes hands
-  EXPECT_TRUE(big.empty());        // NOLINT(bugprone-use-after-move): defined empty
+  EXPECT_TRUE(big.empty());        // a moved-from SmallVector is empty
   big.push_back(3);                // and usable again
   EXPECT_EQ(as_vector(big), (std::vector<int64_t>{3}));
 

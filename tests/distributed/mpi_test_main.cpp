@@ -46,8 +46,7 @@ int main(int argc, char** argv) {
   if (pg->rank() != 0) {
     auto& listeners = testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(
-        new FailurePrinter(pg->rank()));  // NOLINT: GoogleTest takes ownership
+    listeners.Append(new FailurePrinter(pg->rank()));  // GoogleTest takes ownership
   }
   return RUN_ALL_TESTS();
 }

@@ -27,20 +27,20 @@ class IValue {
   /// None. The constructors below are implicit, as LibTorch's, so that
   /// `ctx->saved_data["n"] = n;` stores n.
   IValue() = default;
-  IValue(bool value) : value_(value) {}  // NOLINT
+  IValue(bool value) : value_(value) {}  // implicit
   template <std::integral I>
   requires(!std::same_as<I, bool>) IValue(I value)
-      : value_(static_cast<int64_t>(value)) {}  // NOLINT
+      : value_(static_cast<int64_t>(value)) {}  // implicit
   template <std::floating_point F>
-  IValue(F value) : value_(static_cast<double>(value)) {}           // NOLINT
-  IValue(std::string value) : value_(std::move(value)) {}           // NOLINT
-  IValue(const char* value) : value_(std::string(value)) {}         // NOLINT
-  IValue(Tensor value) : value_(std::move(value)) {}                // NOLINT
-  IValue(std::vector<int64_t> value) : value_(std::move(value)) {}  // NOLINT
-  IValue(const IntList& value)                                      // NOLINT
+  IValue(F value) : value_(static_cast<double>(value)) {}           // implicit
+  IValue(std::string value) : value_(std::move(value)) {}           // implicit
+  IValue(const char* value) : value_(std::string(value)) {}         // implicit
+  IValue(Tensor value) : value_(std::move(value)) {}                // implicit
+  IValue(std::vector<int64_t> value) : value_(std::move(value)) {}  // implicit
+  IValue(const IntList& value)                                      // implicit
       : value_(std::vector<int64_t>(value.begin(), value.end())) {}
-  IValue(std::vector<double> value) : value_(std::move(value)) {}  // NOLINT
-  IValue(std::vector<Tensor> value) : value_(std::move(value)) {}  // NOLINT
+  IValue(std::vector<double> value) : value_(std::move(value)) {}  // implicit
+  IValue(std::vector<Tensor> value) : value_(std::move(value)) {}  // implicit
 
   bool isNone() const { return holds<std::monostate>(); }
   bool isBool() const { return holds<bool>(); }

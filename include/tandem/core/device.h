@@ -27,11 +27,11 @@ std::string_view device_type_name(DeviceType type);
 class Device {
  public:
   /// `index` must be >= 0; -1 is accepted as "the default", which is 0.
-  Device(DeviceType type, int index = 0);  // NOLINT(google-explicit-constructor)
+  Device(DeviceType type, int index = 0);  // implicit
   /// Parses "cpu", "cpu:3", "cuda", "cuda:0"; throws tandem::Error otherwise.
-  Device(std::string_view spec);  // NOLINT(google-explicit-constructor)
-  Device(const char* spec) : Device(std::string_view(spec)) {}  // NOLINT
-  Device(const std::string& spec)  // NOLINT(google-explicit-constructor)
+  Device(std::string_view spec);                                // implicit
+  Device(const char* spec) : Device(std::string_view(spec)) {}  // implicit
+  Device(const std::string& spec)                               // implicit
       : Device(std::string_view(spec)) {}
 
   DeviceType type() const { return type_; }

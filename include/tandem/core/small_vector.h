@@ -57,7 +57,7 @@ class SmallVector {
   SmallVector(It first, It last) {
     assign(first, last);
   }
-  SmallVector(const std::vector<T>& v)  // NOLINT(google-explicit-constructor)
+  SmallVector(const std::vector<T>& v)  // implicit
   {
     assign(v.begin(), v.end());
   }
@@ -82,7 +82,7 @@ class SmallVector {
 
   /// A std::vector copy, for APIs that want one (as LibTorch's
   /// IntArrayRef converts).
-  operator std::vector<T>() const { return vec(); }  // NOLINT
+  operator std::vector<T>() const { return vec(); }  // implicit
   std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
 
   size_t size() const { return size_; }
@@ -211,7 +211,7 @@ class SmallVector {
   void grow_to(size_t n) {
     if (n > SIZE_MAX / sizeof(T))
       throw std::length_error("SmallVector: too many elements");
-    auto* fresh = static_cast<T*>(std::malloc(n * sizeof(T)));  // NOLINT
+    auto* fresh = static_cast<T*>(std::malloc(n * sizeof(T)));
     if (fresh == nullptr) throw std::bad_alloc();
     if (size_ > 0) std::memcpy(static_cast<void*>(fresh), data_, size_ * sizeof(T));
     release();
@@ -228,7 +228,7 @@ class SmallVector {
   }
 
   void release() {
-    if (on_heap()) std::free(data_);  // NOLINT
+    if (on_heap()) std::free(data_);
     data_ = inline_;
     capacity_ = N;
   }

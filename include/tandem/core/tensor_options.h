@@ -17,10 +17,10 @@ namespace tandem {
 class TensorOptions {
  public:
   TensorOptions() = default;
-  TensorOptions(ScalarType dtype) : dtype_(dtype) {}              // NOLINT
-  TensorOptions(Device device) : device_(device) {}               // NOLINT
-  TensorOptions(DeviceType type) : device_(Device(type)) {}       // NOLINT
-  TensorOptions(const char* device) : device_(Device(device)) {}  // NOLINT
+  TensorOptions(ScalarType dtype) : dtype_(dtype) {}              // implicit
+  TensorOptions(Device device) : device_(device) {}               // implicit
+  TensorOptions(DeviceType type) : device_(Device(type)) {}       // implicit
+  TensorOptions(const char* device) : device_(Device(device)) {}  // implicit
 
   TensorOptions dtype(ScalarType dtype) const {
     TensorOptions o = *this;

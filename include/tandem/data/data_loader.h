@@ -65,8 +65,7 @@ namespace tandem::data {
 class DataLoaderOptions {
  public:
   DataLoaderOptions() = default;
-  DataLoaderOptions(
-      size_t batch_size)  // NOLINT(google-explicit-constructor): as LibTorch
+  DataLoaderOptions(size_t batch_size)  // implicit, as LibTorch's
       : batch_size_(batch_size) {}
 
   DataLoaderOptions& batch_size(size_t value) {

@@ -35,10 +35,10 @@ struct Example<Data, example::NoTarget> {
   using TargetType = example::NoTarget;
 
   Example() = default;
-  Example(Data data) : data(std::move(data)) {}  // NOLINT(google-explicit-constructor)
+  Example(Data data) : data(std::move(data)) {}  // implicit
 
-  operator Data&() { return data; }              // NOLINT(google-explicit-constructor)
-  operator const Data&() const { return data; }  // NOLINT(google-explicit-constructor)
+  operator Data&() { return data; }              // implicit
+  operator const Data&() const { return data; }  // implicit
 
   Data data;
 };

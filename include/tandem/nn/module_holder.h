@@ -48,8 +48,8 @@ class ModuleHolder {
   /// must be given arguments, or nullptr for an empty holder.
   ModuleHolder() requires std::is_default_constructible_v<Contained>
       : impl_(std::make_shared<Contained>()) {}
-  ModuleHolder(std::nullptr_t) {}                  // NOLINT(google-explicit-constructor)
-  ModuleHolder(std::shared_ptr<Contained> module)  // NOLINT(google-explicit-constructor)
+  ModuleHolder(std::nullptr_t) {}                  // implicit
+  ModuleHolder(std::shared_ptr<Contained> module)  // implicit
       : impl_(std::move(module)) {}
 
   /// Forwards the arguments to Contained's constructor: Linear(784, 64).

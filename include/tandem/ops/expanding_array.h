@@ -25,14 +25,11 @@ template <size_t D>
 class ExpandingArray {
  public:
   /// The same value for every dimension.
-  ExpandingArray(int64_t value) {
-    values_.fill(value);
-  }  // NOLINT(google-explicit-constructor)
+  ExpandingArray(int64_t value) { values_.fill(value); }  // implicit
   /// D values, or one for all of them.
   ExpandingArray(std::initializer_list<int64_t> values)
       : ExpandingArray(std::vector<int64_t>(values)) {}
-  ExpandingArray(
-      const std::vector<int64_t>& values) {  // NOLINT(google-explicit-constructor)
+  ExpandingArray(const std::vector<int64_t>& values) {  // implicit
     TANDEM_CHECK(values.size() == D || values.size() == 1,
                  "expected ",
                  D,
@@ -42,8 +39,7 @@ class ExpandingArray {
                  values);
     for (size_t i = 0; i < D; ++i) values_[i] = values[values.size() == 1 ? 0 : i];
   }
-  ExpandingArray(
-      const std::array<int64_t, D>& values)  // NOLINT(google-explicit-constructor)
+  ExpandingArray(const std::array<int64_t, D>& values)  // implicit
       : values_(values) {}
 
   int64_t operator[](size_t i) const { return values_[i]; }
@@ -53,7 +49,7 @@ class ExpandingArray {
   IntList vec() const { return IntList(values_.begin(), values_.end()); }
   /// As LibTorch's conversion to IntArrayRef: an ExpandingArray passes
   /// where sizes or dims are expected.
-  operator IntList() const { return vec(); }  // NOLINT(google-explicit-constructor)
+  operator IntList() const { return vec(); }  // implicit
 
   bool operator==(const ExpandingArray& other) const = default;
 

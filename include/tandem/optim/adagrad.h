@@ -23,7 +23,7 @@ namespace tandem::optim {
 
 class AdagradOptions : public OptimizerOptions {
  public:
-  AdagradOptions(double lr = 1e-2);  // NOLINT: implicit, as LibTorch
+  AdagradOptions(double lr = 1e-2);  // implicit, as LibTorch
 
   double lr() const { return lr_; }
   AdagradOptions& lr(double lr) {

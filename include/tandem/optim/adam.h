@@ -101,7 +101,7 @@ class AdamOptionsBase : public OptimizerOptions {
 class AdamOptions : public detail::AdamOptionsBase<AdamOptions> {
  public:
   static constexpr const char* kOptimizerName = "Adam";
-  AdamOptions(double lr = 1e-3)  // NOLINT: implicit, as LibTorch
+  AdamOptions(double lr = 1e-3)  // implicit, as LibTorch
       : AdamOptionsBase(lr, /*weight_decay=*/0) {}
 };
 

@@ -18,7 +18,7 @@ namespace tandem::optim {
 class AdamWOptions : public detail::AdamOptionsBase<AdamWOptions> {
  public:
   static constexpr const char* kOptimizerName = "AdamW";
-  AdamWOptions(double lr = 1e-3)  // NOLINT: implicit, as LibTorch
+  AdamWOptions(double lr = 1e-3)  // implicit, as LibTorch
       : AdamOptionsBase(lr, /*weight_decay=*/1e-2) {}
 };
 

@@ -70,7 +70,7 @@ class OptimizerParamState {
 /// takes the optimizer's defaults when it is added.
 class OptimizerParamGroup {
  public:
-  OptimizerParamGroup(std::vector<Tensor> params);  // NOLINT: implicit, as LibTorch
+  OptimizerParamGroup(std::vector<Tensor> params);  // implicit, as LibTorch
   OptimizerParamGroup(std::vector<Tensor> params,
                       std::unique_ptr<OptimizerOptions> options);
   OptimizerParamGroup(const OptimizerParamGroup& other);

@@ -22,7 +22,7 @@ namespace tandem::optim {
 
 class RMSpropOptions : public OptimizerOptions {
  public:
-  RMSpropOptions(double lr = 1e-2);  // NOLINT: implicit, as LibTorch
+  RMSpropOptions(double lr = 1e-2);  // implicit, as LibTorch
 
   double lr() const { return lr_; }
   RMSpropOptions& lr(double lr) {

@@ -22,7 +22,7 @@ namespace tandem::optim {
 
 class SGDOptions : public OptimizerOptions {
  public:
-  SGDOptions(double lr);  // NOLINT: implicit, so SGD(params, 0.1) works as in LibTorch
+  SGDOptions(double lr);  // implicit, so SGD(params, 0.1) works as in LibTorch
 
   double lr() const { return lr_; }
   SGDOptions& lr(double lr) {

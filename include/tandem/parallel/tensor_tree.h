@@ -26,9 +26,9 @@ class TensorTree {
  public:
   /// An empty list.
   TensorTree() = default;
-  TensorTree(Tensor tensor);                     // NOLINT(google-explicit-constructor)
-  TensorTree(std::vector<TensorTree> items);     // NOLINT(google-explicit-constructor)
-  TensorTree(const std::vector<Tensor>& items);  // NOLINT(google-explicit-constructor)
+  TensorTree(Tensor tensor);                     // implicit
+  TensorTree(std::vector<TensorTree> items);     // implicit
+  TensorTree(const std::vector<Tensor>& items);  // implicit
   TensorTree(std::initializer_list<TensorTree> items);
 
   bool is_tensor() const noexcept { return is_tensor_; }

@@ -106,7 +106,7 @@ class AnyModule {
 class NamedAnyModule {
  public:
   template <typename M>
-  NamedAnyModule(std::string name, M&& module)  // NOLINT(google-explicit-constructor)
+  NamedAnyModule(std::string name, M&& module)  // implicit
       : name_(std::move(name)), module_(std::forward<M>(module)) {}
 
   const std::string& name() const noexcept { return name_; }

@@ -18,7 +18,7 @@ namespace tandem::nn {
 
 class ReLUOptions {
  public:
-  /* implicit */ ReLUOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
+  /* implicit */ ReLUOptions(bool inplace = false) : inplace_(inplace) {}  // implicit
   /// Overwrite the input instead of allocating the result.
   ReLUOptions& inplace(bool value) {
     inplace_ = value;
@@ -45,7 +45,7 @@ class GELUOptions {
 
 class SoftmaxOptions {
  public:
-  SoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT(google-explicit-constructor)
+  SoftmaxOptions(int64_t dim) : dim_(dim) {}  // implicit
   SoftmaxOptions& dim(int64_t value) {
     dim_ = value;
     return *this;
@@ -58,7 +58,7 @@ class SoftmaxOptions {
 
 class LogSoftmaxOptions {
  public:
-  LogSoftmaxOptions(int64_t dim) : dim_(dim) {}  // NOLINT(google-explicit-constructor)
+  LogSoftmaxOptions(int64_t dim) : dim_(dim) {}  // implicit
   LogSoftmaxOptions& dim(int64_t value) {
     dim_ = value;
     return *this;
@@ -107,7 +107,7 @@ class ELUOptions {
 
 class SELUOptions {
  public:
-  /* implicit */ SELUOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
+  /* implicit */ SELUOptions(bool inplace = false) : inplace_(inplace) {}  // implicit
   SELUOptions& inplace(bool value) {
     inplace_ = value;
     return *this;
@@ -194,7 +194,7 @@ using HardtanhFuncOptions = HardtanhOptions;
 /// dim, and optionally a dtype the input is converted to first.
 class SoftmaxFuncOptions {
  public:
-  SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT(google-explicit-constructor)
+  SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // implicit
   SoftmaxFuncOptions& dim(int64_t value) {
     dim_ = value;
     return *this;
@@ -213,8 +213,7 @@ class SoftmaxFuncOptions {
 
 class LogSoftmaxFuncOptions {
  public:
-  LogSoftmaxFuncOptions(int64_t dim)
-      : dim_(dim) {}  // NOLINT(google-explicit-constructor)
+  LogSoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // implicit
   LogSoftmaxFuncOptions& dim(int64_t value) {
     dim_ = value;
     return *this;

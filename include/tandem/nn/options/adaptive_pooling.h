@@ -14,7 +14,7 @@ namespace tandem::nn {
 template <typename Tag>
 class AdaptivePool2dOptions {
  public:
-  AdaptivePool2dOptions(ExpandingArray<2> output_size)  // NOLINT
+  AdaptivePool2dOptions(ExpandingArray<2> output_size)  // implicit
       : output_size_(output_size) {}
   AdaptivePool2dOptions& output_size(ExpandingArray<2> value) {
     output_size_ = value;

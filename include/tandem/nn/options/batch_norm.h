@@ -16,7 +16,7 @@ namespace tandem::nn {
 
 class BatchNormOptions {
  public:
-  BatchNormOptions(int64_t num_features)  // NOLINT(google-explicit-constructor)
+  BatchNormOptions(int64_t num_features)  // implicit
       : num_features_(num_features) {}
 
   /// The channel count C of the [N, C, ...] input.

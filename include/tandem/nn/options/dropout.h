@@ -10,7 +10,7 @@ namespace tandem::nn {
 class DropoutOptions {
  public:
   /// The probability of zeroing an element (default 0.5).
-  DropoutOptions(double p = 0.5) : p_(p) {}  // NOLINT(google-explicit-constructor)
+  DropoutOptions(double p = 0.5) : p_(p) {}  // implicit
   DropoutOptions& p(double value) {
     p_ = value;
     return *this;

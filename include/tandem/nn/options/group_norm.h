@@ -52,7 +52,7 @@ namespace functional {
 
 class GroupNormFuncOptions {
  public:
-  GroupNormFuncOptions(int64_t num_groups)  // NOLINT(google-explicit-constructor)
+  GroupNormFuncOptions(int64_t num_groups)  // implicit
       : num_groups_(num_groups) {}
   GroupNormFuncOptions& num_groups(int64_t value) {
     num_groups_ = value;

@@ -14,7 +14,7 @@ namespace tandem::nn {
 
 class InstanceNormOptions {
  public:
-  InstanceNormOptions(int64_t num_features)  // NOLINT(google-explicit-constructor)
+  InstanceNormOptions(int64_t num_features)  // implicit
       : num_features_(num_features) {}
 
   /// The channel count C of the [N, C, ...] input.

@@ -14,7 +14,7 @@ namespace tandem::nn {
 class LayerNormOptions {
  public:
   /// The trailing dims of the input that are normalised together.
-  LayerNormOptions(IntList normalized_shape)  // NOLINT(google-explicit-constructor)
+  LayerNormOptions(IntList normalized_shape)  // implicit
       : normalized_shape_(std::move(normalized_shape)) {}
 
   LayerNormOptions& normalized_shape(IntList value) {
@@ -47,7 +47,7 @@ namespace functional {
 
 class LayerNormFuncOptions {
  public:
-  LayerNormFuncOptions(IntList normalized_shape)  // NOLINT(google-explicit-constructor)
+  LayerNormFuncOptions(IntList normalized_shape)  // implicit
       : normalized_shape_(std::move(normalized_shape)) {}
 
   /// Of normalized_shape, or undefined (1).

@@ -19,7 +19,7 @@ namespace tandem::nn {
 
 class MSELossOptions {
  public:
-  MSELossOptions(Reduction reduction = kMean)  // NOLINT(google-explicit-constructor)
+  MSELossOptions(Reduction reduction = kMean)  // implicit
       : reduction_(reduction) {}
   MSELossOptions& reduction(Reduction value) {
     reduction_ = value;
@@ -134,7 +134,7 @@ class BCEWithLogitsLossOptions {
 
 class L1LossOptions {
  public:
-  L1LossOptions(Reduction reduction = kMean)  // NOLINT(google-explicit-constructor)
+  L1LossOptions(Reduction reduction = kMean)  // implicit
       : reduction_(reduction) {}
   L1LossOptions& reduction(Reduction value) {
     reduction_ = value;

@@ -15,7 +15,7 @@ namespace tandem::nn {
 
 class MaxPool2dOptions {
  public:
-  MaxPool2dOptions(ExpandingArray<2> kernel_size)  // NOLINT(google-explicit-constructor)
+  MaxPool2dOptions(ExpandingArray<2> kernel_size)  // implicit
       : kernel_size_(kernel_size), stride_(kernel_size) {}
 
   MaxPool2dOptions& kernel_size(ExpandingArray<2> value) {
@@ -57,7 +57,7 @@ class MaxPool2dOptions {
 
 class AvgPool2dOptions {
  public:
-  AvgPool2dOptions(ExpandingArray<2> kernel_size)  // NOLINT(google-explicit-constructor)
+  AvgPool2dOptions(ExpandingArray<2> kernel_size)  // implicit
       : kernel_size_(kernel_size), stride_(kernel_size) {}
 
   AvgPool2dOptions& kernel_size(ExpandingArray<2> value) {

@@ -13,7 +13,7 @@ namespace tandem::nn {
 
 class MaxPool1dOptions {
  public:
-  MaxPool1dOptions(ExpandingArray<1> kernel_size)  // NOLINT(google-explicit-constructor)
+  MaxPool1dOptions(ExpandingArray<1> kernel_size)  // implicit
       : kernel_size_(kernel_size), stride_(kernel_size) {}
 
   MaxPool1dOptions& kernel_size(ExpandingArray<1> value) {
@@ -54,7 +54,7 @@ class MaxPool1dOptions {
 
 class AvgPool1dOptions {
  public:
-  AvgPool1dOptions(ExpandingArray<1> kernel_size)  // NOLINT(google-explicit-constructor)
+  AvgPool1dOptions(ExpandingArray<1> kernel_size)  // implicit
       : kernel_size_(kernel_size), stride_(kernel_size) {}
 
   AvgPool1dOptions& kernel_size(ExpandingArray<1> value) {

@@ -40,18 +40,17 @@ class TransformerActivation {
 
   TransformerActivation() = default;
   /// tandem::kReLU; any other Nonlinearity is an error.
-  TransformerActivation(
-      Nonlinearity nonlinearity);         // NOLINT(google-explicit-constructor)
-  TransformerActivation(enumtype::kGELU)  // NOLINT(google-explicit-constructor)
+  TransformerActivation(Nonlinearity nonlinearity);  // implicit
+  TransformerActivation(enumtype::kGELU)             // implicit
       : kind_(Kind::GELU) {}
   /// "relu" or "gelu", as PyTorch's strings.
-  TransformerActivation(const std::string& name);  // NOLINT(google-explicit-constructor)
-  TransformerActivation(const char* name)          // NOLINT(google-explicit-constructor)
+  TransformerActivation(const std::string& name);  // implicit
+  TransformerActivation(const char* name)          // implicit
       : TransformerActivation(std::string(name)) {}
   template <typename F>
   requires(!std::same_as<std::decay_t<F>, TransformerActivation> &&
            std::is_invocable_r_v<Tensor, F, const Tensor&>)
-      TransformerActivation(F function)  // NOLINT(google-explicit-constructor)
+      TransformerActivation(F function)  // implicit
       : kind_(Kind::Function), function_(std::move(function)) {}
 
   Kind kind() const noexcept { return kind_; }

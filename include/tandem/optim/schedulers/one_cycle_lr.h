@@ -27,8 +27,8 @@ class OneCycleLROptions {
   enum class AnnealStrategy { kCos, kLinear };
 
   /// The peak rate, for every group or one per group.
-  OneCycleLROptions(double max_lr);  // NOLINT: implicit, as a LibTorch option
-  OneCycleLROptions(std::vector<double> max_lr);  // NOLINT
+  OneCycleLROptions(double max_lr);               // implicit, as a LibTorch option
+  OneCycleLROptions(std::vector<double> max_lr);  // implicit
 
   const std::vector<double>& max_lr() const { return max_lr_; }
   /// The number of steps of the cycle; else epochs * steps_per_epoch.
