@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -18,11 +19,15 @@
 #include "core/spin_wait.h"
 #include "tandem/core/cpu_budget.h"
 #include "tandem/core/device_guard.h"
+#include "tandem/core/error.h"
 
 namespace tandem {
 namespace {
 
 thread_local const Executor* this_thread_executor = nullptr;
+// A thread working as a device's worker without being its executor
+// (detail::WorkAsDeviceScope).
+thread_local bool works_as_device = false;
 
 class ThreadExecutor final : public Executor {
  public:
@@ -106,9 +111,22 @@ class ThreadExecutor final : public Executor {
   std::thread thread_;  // last: starts after the members it uses exist
 };
 
+// Note [Finding a device's executor]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Every hand-off looks up an executor (the engine once per node that
+// crosses a device), so the lookup takes no lock: the executors of the
+// first kDirectDevices devices of each type sit in a table of atomic
+// pointers, read with one acquire load once made. Making one takes the
+// registry's lock (a thread is started once per device), and so does
+// every lookup of a device past the table, which only machines with more
+// logical devices than that reach.
+constexpr int kDirectDevices = 256;
+
 struct Registry {
+  std::array<std::array<std::atomic<ThreadExecutor*>, kDirectDevices>, kNumDeviceTypes>
+      direct{};
   std::mutex mutex;
-  std::map<Device, std::unique_ptr<ThreadExecutor>> executors;
+  std::map<Device, std::unique_ptr<ThreadExecutor>> executors;  // owns them all
 };
 
 Registry& registry() {
@@ -193,17 +211,38 @@ class SharedRange {
 
 Executor& Executor::of(Device device) {
   Registry& r = registry();
+  std::atomic<ThreadExecutor*>* direct =
+      device.index() < kDirectDevices ? &r.direct[static_cast<size_t>(device.type())]
+                                                 [static_cast<size_t>(device.index())]
+                                      : nullptr;
+  if (direct != nullptr) {
+    if (ThreadExecutor* e = direct->load(std::memory_order_acquire)) return *e;
+  }
   std::lock_guard<std::mutex> lock(r.mutex);
   auto& slot = r.executors[device];
   if (!slot) slot = std::make_unique<ThreadExecutor>(device);
+  if (direct != nullptr) direct->store(slot.get(), std::memory_order_release);
   return *slot;
 }
 
 bool in_executor_thread() {
   // parallel_for's helpers count too: waiting there on other devices could
   // deadlock just the same.
-  return this_thread_executor != nullptr || detail::in_intra_op_worker();
+  return this_thread_executor != nullptr || works_as_device ||
+         detail::in_intra_op_worker();
 }
+
+namespace detail {
+
+WorkAsDeviceScope::WorkAsDeviceScope(Device device)
+    : guard_(device), was_worker_(works_as_device) {
+  TANDEM_INTERNAL_ASSERT(device.is_cpu(), "WorkAsDeviceScope on ", device);
+  works_as_device = true;
+}
+
+WorkAsDeviceScope::~WorkAsDeviceScope() { works_as_device = was_worker_; }
+
+}  // namespace detail
 
 std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& devices,
                                                const std::function<void(size_t)>& task) {

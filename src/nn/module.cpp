@@ -2,6 +2,7 @@
 // cloning support and printing.
 #include "tandem/nn/module.h"
 
+#include <atomic>
 #include <sstream>
 #include <utility>
 
@@ -27,10 +28,78 @@ std::string builtin_name(std::string name) {
   return name.substr(ns.size(), name.size() - ns.size() - impl.size());
 }
 
+// The shared_ptr that owns `module`, for a walk that returns it too.
+std::shared_ptr<Module> shared_self(const Module& module, const char* op) {
+  std::shared_ptr<const Module> self = module.weak_from_this().lock();
+  TANDEM_CHECK(self != nullptr,
+               op,
+               ": ",
+               module.name(),
+               " is not owned by a std::shared_ptr, so it cannot return itself; "
+               "create it with std::make_shared (or a module holder), or pass "
+               "include_self=false");
+  return std::const_pointer_cast<Module>(self);
+}
+
+uint64_t new_structure_version() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 }  // namespace
 
-Module::Module(std::string name) : name_(std::move(name)) {}
-Module::Module() = default;
+Module::Module(std::string name)
+    : name_(std::move(name)), structure_version_(new_structure_version()) {}
+Module::Module() : structure_version_(new_structure_version()) {}
+
+// Copies and moves give the tree a new number: an assignment replaces this
+// module's tensors and submodules, and a move empties the source's.
+Module::Module(const Module& other)
+    : std::enable_shared_from_this<Module>(),
+      name_(other.name_),
+      parameters_(other.parameters_),
+      buffers_(other.buffers_),
+      children_(other.children_),
+      is_training_(other.is_training_),
+      is_replica_(other.is_replica_),
+      structure_version_(new_structure_version()) {}
+
+Module& Module::operator=(const Module& other) {
+  if (this == &other) return *this;
+  name_ = other.name_;
+  parameters_ = other.parameters_;
+  buffers_ = other.buffers_;
+  children_ = other.children_;
+  is_training_ = other.is_training_;
+  is_replica_ = other.is_replica_;
+  structure_version_ = new_structure_version();
+  return *this;
+}
+
+Module::Module(Module&& other) noexcept
+    : std::enable_shared_from_this<Module>(),
+      name_(std::move(other.name_)),
+      parameters_(std::move(other.parameters_)),
+      buffers_(std::move(other.buffers_)),
+      children_(std::move(other.children_)),
+      is_training_(other.is_training_),
+      is_replica_(other.is_replica_),
+      structure_version_(new_structure_version()) {
+  other.structure_version_ = new_structure_version();
+}
+
+Module& Module::operator=(Module&& other) noexcept {
+  if (this == &other) return *this;
+  name_ = std::move(other.name_);
+  parameters_ = std::move(other.parameters_);
+  buffers_ = std::move(other.buffers_);
+  children_ = std::move(other.children_);
+  is_training_ = other.is_training_;
+  is_replica_ = other.is_replica_;
+  structure_version_ = new_structure_version();
+  other.structure_version_ = new_structure_version();
+  return *this;
+}
 
 std::string Module::name() const {
   if (name_) return *name_;
@@ -84,11 +153,13 @@ Tensor Module::register_parameter(std::string name, Tensor tensor, bool requires
                  "tensor such as t.detach()");
     tensor.set_requires_grad(requires_grad);
   }
+  structure_version_ = new_structure_version();
   return parameters_.insert(std::move(name), std::move(tensor));
 }
 
 Tensor Module::register_buffer(std::string name, Tensor tensor) {
   check_new_name("register_buffer", name);
+  structure_version_ = new_structure_version();
   return buffers_.insert(std::move(name), std::move(tensor));
 }
 
@@ -104,6 +175,7 @@ void Module::add_child(std::string name, std::shared_ptr<Module> module) {
                " cannot be its own submodule '",
                name,
                "'");
+  structure_version_ = new_structure_version();
   children_.insert(std::move(name), std::move(module));
 }
 
@@ -118,6 +190,7 @@ void Module::replace_child(const std::string& name, std::shared_ptr<Module> modu
                "replace_module: the new submodule '",
                name,
                "' is empty (a null pointer or an empty module holder)");
+  structure_version_ = new_structure_version();
   children_[name] = std::move(module);
 }
 
@@ -136,14 +209,28 @@ void Module::collect_named(const std::string& prefix,
   }
 }
 
+void Module::collect_tensors(bool parameters,
+                             bool recurse,
+                             std::vector<Tensor>& out) const {
+  for (const auto& item : parameters ? parameters_ : buffers_) {
+    if (item->defined()) out.push_back(item.value());
+  }
+  if (!recurse) return;
+  for (const auto& child : children_)
+    child.value()->collect_tensors(parameters, recurse, out);
+}
+
 OrderedDict<std::string, Tensor> Module::named_parameters(bool recurse) const {
   OrderedDict<std::string, Tensor> out;
   collect_named("", /*parameters=*/true, recurse, out);
   return out;
 }
 
+// Without the names: a walk that builds no strings and looks nothing up.
 std::vector<Tensor> Module::parameters(bool recurse) const {
-  return named_parameters(recurse).values();
+  std::vector<Tensor> out;
+  collect_tensors(/*parameters=*/true, recurse, out);
+  return out;
 }
 
 OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
@@ -153,7 +240,9 @@ OrderedDict<std::string, Tensor> Module::named_buffers(bool recurse) const {
 }
 
 std::vector<Tensor> Module::buffers(bool recurse) const {
-  return named_buffers(recurse).values();
+  std::vector<Tensor> out;
+  collect_tensors(/*parameters=*/false, recurse, out);
+  return out;
 }
 
 OrderedDict<std::string, std::shared_ptr<Module>> Module::named_children() const {
@@ -177,22 +266,23 @@ void Module::collect_modules(
 OrderedDict<std::string, std::shared_ptr<Module>> Module::named_modules(
     const std::string& name_prefix, bool include_self) const {
   OrderedDict<std::string, std::shared_ptr<Module>> out;
-  if (include_self) {
-    std::shared_ptr<const Module> self = weak_from_this().lock();
-    TANDEM_CHECK(self != nullptr,
-                 "named_modules: ",
-                 name(),
-                 " is not owned by a std::shared_ptr, so it cannot return itself; "
-                 "create it with std::make_shared (or a module holder), or pass "
-                 "include_self=false");
-    out.insert(name_prefix, std::const_pointer_cast<Module>(self));
-  }
+  if (include_self) out.insert(name_prefix, shared_self(*this, "named_modules"));
   collect_modules(name_prefix, out);
   return out;
 }
 
+void Module::collect_modules(std::vector<std::shared_ptr<Module>>& out) const {
+  for (const auto& child : children_) {
+    out.push_back(child.value());
+    child.value()->collect_modules(out);
+  }
+}
+
 std::vector<std::shared_ptr<Module>> Module::modules(bool include_self) const {
-  return named_modules("", include_self).values();
+  std::vector<std::shared_ptr<Module>> out;
+  if (include_self) out.push_back(shared_self(*this, "modules"));
+  collect_modules(out);
+  return out;
 }
 
 void Module::apply(const std::function<void(Module&)>& fn) {
@@ -273,6 +363,8 @@ void Module::zero_grad(bool set_to_none) {
 
 namespace detail {
 void mark_as_replica(Module& module) { module.is_replica_ = true; }
+
+uint64_t structure_version(const Module& module) { return module.structure_version_; }
 
 std::string object_state(const Module& module) {
   const auto [object, size] = module.object_bytes();
@@ -408,6 +500,7 @@ void Module::copy_state_from(const Module& original,
         target.set_data(data);
       } else {
         target = data;
+        structure_version_ = new_structure_version();
       }
       if (target.defined()) target.set_requires_grad(item->requires_grad());
     }

@@ -5,6 +5,7 @@
 
 #include "tandem/core/error.h"
 #include "tandem/core/storage.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
 
 namespace tandem::parallel::detail {
@@ -32,10 +33,16 @@ std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,
   // block outlives the copy) and is done with a pageable source on return
   // either way (Note [Copies from the host] in backend/cuda/cuda_copy.cpp);
   // the part's later uses are queued after it on its GPU. Other copies do
-  // not look at it: to the host they wait, between GPUs they are ordered
-  // on both streams, and between logical CPU devices they are plain copies.
+  // not look at it: to the host they wait, and between GPUs they are
+  // ordered on both streams. Between logical CPU devices nothing is copied:
+  // the part is an alias of the same memory (readable_on), unless it is to
+  // be differentiated again (create_graph), where the recorded copy is.
   for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i].device() != devices[i]) {
+    if (parts[i].device() == devices[i]) continue;
+    const bool recorded = GradMode::is_enabled() && parts[i].requires_grad();
+    if (parts[i].is_cpu() && devices[i].is_cpu() && !recorded) {
+      parts[i] = readable_on(parts[i], devices[i]);
+    } else {
       parts[i] = parts[i].to(devices[i], /*non_blocking=*/true);
     }
   }

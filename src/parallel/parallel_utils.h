@@ -24,9 +24,10 @@ Tensor readable_on(const Tensor& src, Device device);
 std::vector<Tensor> reduce_add_consuming(std::vector<std::vector<Tensor>>&& inputs,
                                          Device destination);
 
-/// parts[i] on devices[i]: the part itself where it already is, else a
-/// contiguous copy, recorded when grad mode is on and the part has a
-/// history (a DataParallel backward under create_graph).
+/// parts[i] on devices[i]: the part itself where it already is; between
+/// logical CPU devices an alias of its memory (readable_on); else a
+/// contiguous copy. A part with a history under grad mode (a DataParallel
+/// backward under create_graph) is copied, so the copy is recorded.
 std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,
                                     const std::vector<Device>& devices);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "tandem/core/error.h"
@@ -28,15 +29,23 @@ namespace {
 // original now is. What a member points to (the elements of a std::vector
 // member, a long string) is not compared; ReplicaCache::clear() forces a
 // rebuild after such a change. The training flag is left out: replicate
-// copies it on every call. The cache holds the module weakly. It keeps one
+// copies it on every call. The module's walk (its modules, tensors and
+// distinct tensors: ModuleLayout, DistinctTensors) is kept as well, while
+// every module in it has the structure version it had when walked
+// (nn::detail::structure_version, new at each registration, replacement
+// or assignment), so a forward walks the tree, building no names and
+// hashing nothing, only after the tree changed; the signature is then
+// read off the kept walk. The cache holds the module weakly (the walk
+// points at its modules without owning them, and is read only while the
+// module is alive and unchanged). It keeps one
 // replica per device it was asked for, so a request for some of its
 // devices (DataParallel's last, short batch, or a cut by shares that gives
 // a device no rows) uses theirs, and a new device adds one.
 
 TreeSignature signature_of(const ModuleLayout& layout) {
   TreeSignature s;
-  for (const auto& m : layout.modules) {
-    s.modules.push_back(m.get());
+  for (const nn::Module* m : layout.modules) {
+    s.modules.push_back(m);
     s.states.push_back(nn::detail::object_state(*m));
   }
   for (const Tensor& t : layout.tensors) {
@@ -70,17 +79,44 @@ Replica clone_replica(const nn::Module& original,
 }  // namespace
 
 ModuleLayout::ModuleLayout(const nn::Module& module) {
-  modules.push_back(std::const_pointer_cast<nn::Module>(module.shared_from_this()));
-  for (const auto& m : module.modules(/*include_self=*/false)) modules.push_back(m);
+  modules.push_back(const_cast<nn::Module*>(&module));
+  for (const auto& m : module.modules(/*include_self=*/false)) modules.push_back(m.get());
+  for (const nn::Module* m : modules)
+    versions.push_back(nn::detail::structure_version(*m));
   tensors = module.parameters();
   num_parameters = tensors.size();
   for (const Tensor& b : module.buffers()) tensors.push_back(b);
 }
 
+bool ModuleLayout::still_describes(const nn::Module& module) const {
+  if (modules.front() != &module) return false;
+  for (size_t i = 0; i < modules.size(); ++i) {
+    if (nn::detail::structure_version(*modules[i]) != versions[i]) return false;
+  }
+  return true;
+}
+
+DistinctTensors::DistinctTensors(const std::vector<Tensor>& slots) {
+  std::unordered_map<const TensorImpl*, size_t> index;
+  for (const Tensor& t : slots) {
+    auto [it, inserted] = index.try_emplace(t.unsafe_impl(), tensors.size());
+    if (inserted) tensors.push_back(t);
+    of_slot.push_back(it->second);
+  }
+}
+
+void walk_original(CachedReplicas& cache, const std::shared_ptr<nn::Module>& module) {
+  // Another original (or none yet): its walk may point at freed modules.
+  const bool same_original = cache.original.lock() == module;
+  if (same_original && cache.layout && cache.layout->still_describes(*module)) return;
+  cache.layout.emplace(*module);
+  cache.distinct.emplace(cache.layout->tensors);
+}
+
 std::vector<Replica*> cached_replicas(CachedReplicas& cache,
                                       const std::shared_ptr<nn::Module>& module,
-                                      const ModuleLayout& layout,
                                       const std::vector<Device>& devices) {
+  const ModuleLayout& layout = *cache.layout;
   TreeSignature signature = signature_of(layout);
   if (cache.original.lock() != module || cache.signature != signature) {
     cache.original = module;
@@ -118,6 +154,8 @@ ReplicaCache::~ReplicaCache() = default;
 void ReplicaCache::clear() {
   std::lock_guard<std::mutex> lock(replicas_->mutex);
   replicas_->original.reset();
+  replicas_->layout.reset();
+  replicas_->distinct.reset();
   replicas_->devices.clear();
   replicas_->replicas.clear();
 }

@@ -20,24 +20,6 @@ namespace {
 
 using autograd::tensor_list;
 
-// The original's distinct tensors (a tensor registered twice is broadcast
-// once) and, for each slot of its layout, which of them it is.
-struct Distinct {
-  std::vector<Tensor> tensors;
-  std::vector<size_t> of_slot;
-};
-
-Distinct distinct_tensors(const std::vector<Tensor>& slots) {
-  Distinct d;
-  std::unordered_map<const TensorImpl*, size_t> index;
-  for (const Tensor& t : slots) {
-    auto [it, inserted] = index.try_emplace(t.unsafe_impl(), d.tensors.size());
-    if (inserted) d.tensors.push_back(t);
-    d.of_slot.push_back(it->second);
-  }
-  return d;
-}
-
 void check_one_device(const nn::Module& module, const std::vector<Tensor>& tensors) {
   for (const Tensor& t : tensors) {
     TANDEM_CHECK(t.device() == tensors.front().device(),
@@ -104,7 +86,7 @@ bool shares_original(const Tensor& original,
   return is_parameter && device.is_cpu() && original.is_cpu();
 }
 
-void refresh_tensors(const Distinct& originals,
+void refresh_tensors(const detail::DistinctTensors& originals,
                      size_t num_parameters,
                      std::vector<detail::Replica*>& replicas,
                      const std::vector<Device>& devices) {
@@ -168,7 +150,7 @@ tensor_list recorded_sum(const std::vector<std::vector<Tensor>>& per_replica,
 // inputs are the distinct originals that require grad, outputs their
 // copies on each replica, device-major; backward sums each original's
 // gradients over the replicas onto the original's device.
-void record_broadcast(const Distinct& originals,
+void record_broadcast(const detail::DistinctTensors& originals,
                       std::vector<detail::Replica*>& replicas,
                       detail::GradientSum sum) {
   std::vector<Tensor> inputs;
@@ -240,17 +222,18 @@ std::vector<std::shared_ptr<nn::Module>> replicate_module(
   TANDEM_CHECK(sum != nullptr, "replicate: no gradient sum was given");
   if (devices.empty()) return {};
   const profiler::Span span("parallel", "replicate", devices.front());
-  const ModuleLayout layout(*module);
-  check_one_device(*module, layout.tensors);
   // Without a cache, one that lives for this call: fresh clones. (Made
   // only then: DataParallel's forward passes its own and allocates none.)
   std::optional<ReplicaCache> this_call;
   if (cache == nullptr) cache = &this_call.emplace();
   CachedReplicas& cached = *cache->replicas_;
   std::lock_guard<std::mutex> lock(cached.mutex);
-  std::vector<Replica*> replicas = cached_replicas(cached, module, layout, devices);
+  walk_original(cached, module);
+  const ModuleLayout& layout = *cached.layout;
+  check_one_device(*module, layout.tensors);
+  std::vector<Replica*> replicas = cached_replicas(cached, module, devices);
 
-  const Distinct originals = distinct_tensors(layout.tensors);
+  const DistinctTensors& originals = *cached.distinct;
   refresh_tensors(originals, layout.num_parameters, replicas, devices);
   for (Replica* r : replicas) copy_training_flags(layout, r->layout);
   record_broadcast(originals, replicas, std::move(sum));

@@ -60,7 +60,7 @@ TEST(Scatter, ZeroDimensionalInputIsAnError) {
       "chunk expects at least a 1-dimensional tensor, but input[1] is 0-dimensional"));
 }
 
-TEST(Scatter, PiecesOnTheSourceDeviceAreViewsAndGradientsGoBack) {
+TEST(Scatter, PiecesOnCpuDevicesShareTheSourcesMemoryAndGradientsGoBack) {
   for (const char* source : {"cpu:0", "cpu:5"}) {
     Tensor x = tandem::randn({4, 4}).to(source).requires_grad_();
     const auto pieces = parallel::scatter(x, cpu_devices(2));
@@ -69,8 +69,9 @@ TEST(Scatter, PiecesOnTheSourceDeviceAreViewsAndGradientsGoBack) {
     EXPECT_EQ(pieces[1].device(), Device("cpu:1"));
     EXPECT_TRUE(all_close(pieces[0].to(source), x.narrow(0, 0, 2)));
     EXPECT_TRUE(all_close(pieces[1].to(source), x.narrow(0, 2, 2)));
-    EXPECT_EQ(pieces[0].data_ptr() == x.data_ptr(), std::string(source) == "cpu:0");
-    EXPECT_NE(pieces[1].data_ptr(), x.data_ptr());
+    // Logical CPU devices share the host's memory: no piece is a copy.
+    EXPECT_EQ(pieces[0].data_ptr(), x.data_ptr());
+    EXPECT_EQ(pieces[1].data_ptr(), x[2].data_ptr());
     EXPECT_TRUE(pieces[0].requires_grad());
     // A gradient through piece 0 only: rows 2-3 of the source get zeros.
     pieces[0].backward(tandem::full({2, 4}, 2.0, pieces[0].options()));
@@ -149,6 +150,22 @@ TEST(Gather, JoinsRowsOnTheDestination) {
     EXPECT_TRUE(all_close(a.grad(), g.narrow(0, 0, 2).to("cpu:0")));
     EXPECT_TRUE(all_close(b.grad().to("cpu:0"), g.narrow(0, 2, 2).to("cpu:0")));
   }
+}
+
+TEST(Gather, GradientPartsForCpuDevicesShareTheOutputGradientsMemory) {
+  Tensor a = tandem::randn({2, 4}).requires_grad_();
+  Tensor b = tandem::randn({2, 4}).to("cpu:1").detach().requires_grad_();
+  Tensor out = parallel::gather({a, b}, "cpu:0");
+  const void* seen = nullptr;
+  b.register_hook([&](const Tensor& grad) {
+    EXPECT_EQ(grad.device(), Device("cpu:1"));
+    seen = grad.data_ptr();
+    return Tensor();
+  });
+  const Tensor g = tandem::randn({4, 4});
+  out.backward(g);
+  EXPECT_EQ(seen, g[2].data_ptr());  // rows 2-3 of g, not a copy of them
+  EXPECT_TRUE(all_close(b.grad().to("cpu:0"), g.narrow(0, 2, 2)));
 }
 
 TEST(Gather, ScalarsBecomeAVector) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <concepts>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -44,6 +45,12 @@ void mark_as_replica(Module& module);
 /// see a change to a module's options or other non-tensor state. Empty for
 /// a module that is not a Cloneable. See Note [Replica cache].
 std::string object_state(const Module& module);
+/// A number that changes whenever `module`'s own parameters, buffers or
+/// submodules change: one registered, replaced or filled in, or the module
+/// assigned to. A walk of a tree (its modules and tensors) is still the
+/// tree's while every module in it has the number it had then; replicate
+/// keeps its walk of a module by it. See Note [Replica cache].
+uint64_t structure_version(const Module& module);
 
 // The module type behind T: T itself, or the ContainedType of a holder.
 template <typename T>
@@ -61,10 +68,10 @@ class Module : public std::enable_shared_from_this<Module> {
   /// `name` overrides the name() derived from the class name.
   explicit Module(std::string name);
   Module();
-  Module(const Module&) = default;
-  Module& operator=(const Module&) = default;
-  Module(Module&&) = default;
-  Module& operator=(Module&&) = default;
+  Module(const Module& other);
+  Module& operator=(const Module& other);
+  Module(Module&& other) noexcept;
+  Module& operator=(Module&& other) noexcept;
   virtual ~Module() = default;
 
   /// The class name ("Linear" for tandem's layers, the demangled class name
@@ -172,6 +179,7 @@ class Module : public std::enable_shared_from_this<Module> {
   friend class Cloneable;
   friend void detail::mark_as_replica(Module& module);
   friend std::string detail::object_state(const Module& module);
+  friend uint64_t detail::structure_version(const Module& module);
 
   // The whole object of the most derived module type (Cloneable's
   // override); empty here.
@@ -188,6 +196,8 @@ class Module : public std::enable_shared_from_this<Module> {
                      bool parameters,
                      bool recurse,
                      OrderedDict<std::string, Tensor>& out) const;
+  void collect_tensors(bool parameters, bool recurse, std::vector<Tensor>& out) const;
+  void collect_modules(std::vector<std::shared_ptr<Module>>& out) const;
   void collect_state(const std::string& prefix,
                      OrderedDict<std::string, Tensor>& out) const;
   void collect_modules(const std::string& prefix,
@@ -204,6 +214,8 @@ class Module : public std::enable_shared_from_this<Module> {
   OrderedDict<std::string, std::shared_ptr<Module>> children_{"Submodule"};
   bool is_training_ = true;
   bool is_replica_ = false;
+  // See detail::structure_version; a fresh number at every change.
+  uint64_t structure_version_;
 };
 
 /// Prints the module tree the way PyTorch does:
