@@ -10,16 +10,30 @@
 
 namespace tandem::parallel::detail {
 
+namespace {
+
+// Whether `inputs` holds a defined tensor; a plain tensor is not walked.
+bool holds_tensors(const TensorTree& inputs) {
+  if (inputs.is_tensor()) return inputs.tensor().defined();
+  return !inputs.tensors().empty();
+}
+
+}  // namespace
+
 std::vector<TensorTree> scatter_inputs(const TensorTree& inputs,
                                        const std::vector<Device>& devices,
                                        int64_t dim) {
-  if (inputs.tensors().empty()) return {inputs};
+  if (!holds_tensors(inputs)) return {inputs};
   return scatter(inputs, devices, dim);
 }
 
 int64_t batch_rows(const TensorTree& inputs,
                    const std::vector<Device>& devices,
                    int64_t dim) {
+  if (inputs.is_tensor() && inputs.tensor().defined() && inputs.tensor().dim() > 0) {
+    const Tensor& t = inputs.tensor();
+    return t.size(wrap_dim(dim, t.dim(), "scatter"));
+  }
   const std::vector<Tensor> leaves = inputs.tensors();
   const auto first = std::find_if(
       leaves.begin(), leaves.end(), [](const Tensor& t) { return t.defined(); });

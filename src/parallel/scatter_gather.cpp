@@ -251,6 +251,14 @@ std::vector<TensorTree> scatter_tree(const TensorTree& inputs,
                                      const std::vector<int64_t>& chunk_sizes,
                                      int64_t dim) {
   TANDEM_CHECK(!devices.empty(), "scatter: expected at least one device");
+  if (inputs.is_tensor() && inputs.tensor().defined()) {
+    // A plain tensor (DataParallel's usual input): no leaves to walk.
+    const Tensor& input = inputs.tensor();
+    const std::vector<Tensor> pieces = chunk_sizes.empty()
+                                           ? scatter(input, devices, dim)
+                                           : scatter(input, devices, chunk_sizes, dim);
+    return std::vector<TensorTree>(pieces.begin(), pieces.end());
+  }
   std::vector<std::pair<std::string, Tensor>> leaves;
   collect_leaves(inputs, "input", leaves);
   if (leaves.empty()) return std::vector<TensorTree>(devices.size(), inputs);
