@@ -14,7 +14,7 @@ std::vector<TwoSizes> many_block_rows() {
   return {
       {{"conv2d_depthwise_strided",
         {F({2, 3, 6, 6}), F({3, 1, 3, 3})},
-        [](L in) { return conv2d(in[0], in[1], {}, 2, 1, 1, /*groups=*/3); },
+        [](L in) { return conv2d(in[0], in[1], {}, 2, 1, 1, /*groups=*/in[0].size(1)); },
         kConvolution},
        {F({2, 8, 16, 16}), F({8, 1, 3, 3})}},
       {{"conv2d_pointwise",

@@ -61,10 +61,15 @@ struct Flags {
   double loosen = 1;
 };
 
-inline constexpr const char* kTooLarge =
-    "too many input elements for finite differences in CI";
-// The stress rows' sizes: many blocks on a GPU, too many elements to nudge.
+inline constexpr const char* kTooLarge = "too many elements for finite differences in CI";
+// The stress rows' sizes: many blocks on a GPU, too many elements to nudge
+// (the inputs' for gradcheck, the inputs' and the output's for
+// gradgradcheck).
 inline constexpr Flags kTooLargeForFiniteDifferences{.no_finite_differences = kTooLarge};
+// Empty inputs: nothing to nudge, and gradgradcheck's first derivatives of
+// an empty input do not depend on anything.
+inline constexpr Flags kEmpty{.no_finite_differences =
+                                  "an empty input: no element to nudge"};
 // The fused recurrent kernels: no double backward, as PyTorch's cuDNN RNN.
 inline constexpr Flags kNoDoubleBackward{.second_derivatives = false};
 inline constexpr double kConvLoosen = 10;

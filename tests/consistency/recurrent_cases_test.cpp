@@ -77,7 +77,8 @@ std::vector<OpCase> rows() {
          auto [b, hb] =
              rnn_relu(in[0], {}, tail(in, 1), true, 1, 0.0, true, false, false);
          return flat({a, ha, b, hb});
-       }},
+       },
+       kNoDoubleBackward},
       {"lstm_hidden_650",
        {F({3, 20, 8}), F({2600, 8}), F({2600, 650}), F({2600}), F({2600})},
        [](L in) {
