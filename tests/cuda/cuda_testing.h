@@ -1,6 +1,8 @@
 // Helpers for the CUDA backend's tests (tests/cuda/): the device under test,
 // a fixture that skips without it, seeded inputs, and comparisons with a
-// float64 CPU reference at the tolerance of the dtype computed in.
+// float64 CPU reference at the tolerance of the dtype computed in. Each op's
+// forward and gradients on every GPU are the op table's
+// (tests/consistency/); these tests cover the rest of the backend.
 //
 // The tests run on cuda:0. With TANDEM_CUDA_TEST_DEVICE set (e.g. cpu:1) the
 // same tests run on that device instead: that is how the tests themselves are
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "support/dtype_tolerance.h"
 #include "support/tensor_testing.h"
 #include "tandem/core/cuda.h"
 #include "tandem/tandem.h"
@@ -122,37 +125,7 @@ inline Tensor to_dut(const Tensor& t, std::optional<ScalarType> dtype = std::nul
   return t.to(device_under_test(), d, /*non_blocking=*/false, /*copy=*/true);
 }
 
-// ---- comparisons ----
-
-/// The largest finite |value| of `t` (0 if none), as a double.
-inline double max_abs(const Tensor& t) {
-  const Tensor host = t.detach().to(Device(kCPU), kFloat64).contiguous();
-  const double* p = host.data_ptr<double>();
-  double largest = 0;
-  for (int64_t i = 0; i < host.numel(); ++i) {
-    if (std::isfinite(p[i])) largest = std::max(largest, std::abs(p[i]));
-  }
-  return largest;
-}
-
-/// `got` (any device) against a reference: exactly for integral and bool
-/// results; for floating ones, |got - want| <= rtol * |want| + atol * max|want|
-/// with (rtol, atol) = (1e-4, 1e-5) for float32 and (1e-10, 1e-12) for float64,
-/// both times `loosen`. Scaling atol by the largest element keeps results
-/// that cancel to near zero from failing on their own relative error.
-inline ::testing::AssertionResult close_to(const Tensor& got,
-                                           const Tensor& want,
-                                           double loosen = 1) {
-  if (!got.defined() || !want.defined()) {
-    return ::testing::AssertionFailure() << "undefined tensor (got " << got.defined()
-                                         << ", want " << want.defined() << ")";
-  }
-  if (!got.is_floating_point()) return all_close(got, want, 0, 0);
-  const bool single = got.dtype() == kFloat32 || want.dtype() == kFloat32;
-  const double rtol = (single ? 1e-4 : 1e-10) * loosen;
-  const double atol = (single ? 1e-5 : 1e-12) * loosen * max_abs(want);
-  return all_close(got, want, rtol, atol);
-}
+// ---- comparisons (close_to: support/dtype_tolerance.h) ----
 
 /// Same dtype, shape and values, bit for bit (NaN matches NaN).
 inline ::testing::AssertionResult identical(const Tensor& got, const Tensor& want) {
@@ -161,117 +134,6 @@ inline ::testing::AssertionResult identical(const Tensor& got, const Tensor& wan
            << "dtype " << got.dtype() << " != expected " << want.dtype();
   }
   return all_close(got, want, 0, 0);
-}
-
-// ---- the op table: forward and backward against the float64 reference ----
-
-/// One input of a case: floating values uniform in [low, high) that require
-/// grad unless `constant`, or (index) int64 values in [low, high).
-struct CaseInput {
-  IntList shape;
-  double low = -2, high = 2;
-  bool index = false;
-  bool constant = false;
-};
-inline CaseInput F(IntList shape) { return {std::move(shape)}; }
-/// Positive (log, sqrt, divisors, ...).
-inline CaseInput P(IntList shape) { return {std::move(shape), 0.5, 2.0}; }
-/// int64 in [0, high).
-inline CaseInput I(IntList shape, int64_t high) {
-  return {std::move(shape), 0, static_cast<double>(high), true};
-}
-/// Positive and without gradient (class weights, running statistics).
-inline CaseInput W(IntList shape) { return {std::move(shape), 0.5, 2.0, false, true}; }
-
-struct OpCase {
-  std::string name;
-  std::vector<CaseInput> inputs;
-  std::function<Tensor(const std::vector<Tensor>&)> fn;
-  double loosen = 1;  // tolerance factor (see close_to)
-};
-inline void PrintTo(const OpCase& c, std::ostream* out) { *out << c.name; }
-
-/// The case's inputs, float64 and int64 on cpu:0, the same on every call.
-inline std::vector<Tensor> case_inputs(const OpCase& c) {
-  Generator gen(std::hash<std::string>()(c.name));
-  std::vector<Tensor> out;
-  for (const CaseInput& in : c.inputs) {
-    if (in.index) {
-      out.push_back(integers(
-          in.shape, gen, static_cast<int64_t>(in.low), static_cast<int64_t>(in.high)));
-    } else {
-      out.push_back(uniform(in.shape, gen, in.low, in.high));
-    }
-  }
-  return out;
-}
-
-struct CaseRun {
-  Tensor output;
-  std::vector<Tensor> grads;  // of the inputs that require grad, in order
-};
-
-/// Runs `c` on `device` with floating inputs in `dtype`: forward, then the
-/// backward of a fixed random weighting of the output.
-inline CaseRun run_case(const OpCase& c, Device device, ScalarType dtype) {
-  const std::vector<Tensor> reference = case_inputs(c);
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < reference.size(); ++i) {
-    Tensor t =
-        reference[i].to(device,
-                        reference[i].is_floating_point() ? dtype : reference[i].dtype(),
-                        false,
-                        /*copy=*/true);
-    const CaseInput& spec = c.inputs[i];
-    if (!spec.index && !spec.constant) t.requires_grad_();
-    inputs.push_back(t);
-  }
-  CaseRun run{c.fn(inputs), {}};
-  if (run.output.requires_grad()) {
-    Generator gen(99);
-    const Tensor weights =
-        randn(run.output.sizes(), gen, kFloat64).to(device, run.output.dtype());
-    (run.output * weights).sum().backward();
-  }
-  for (const Tensor& t : inputs) {
-    if (t.requires_grad()) run.grads.push_back(t.grad());
-  }
-  return run;
-}
-
-/// The case on device_under_test() in `dtype` equals the float64 CPU
-/// reference: output, its device and dtype, and every input's gradient.
-inline void expect_case_matches_reference(const OpCase& c, ScalarType dtype) {
-  const CaseRun want = run_case(c, Device(kCPU), kFloat64);
-  const CaseRun got = run_case(c, device_under_test(), dtype);
-  const std::string what =
-      detail::str(c.name, " in ", dtype, " on ", device_under_test());
-  ASSERT_TRUE(got.output.defined()) << what;
-  EXPECT_EQ(got.output.device(), device_under_test()) << what;
-  if (want.output.is_floating_point()) {
-    EXPECT_EQ(got.output.dtype(), dtype) << what;
-  }
-  EXPECT_TRUE(close_to(got.output, want.output, c.loosen)) << what << ": output";
-  ASSERT_EQ(got.grads.size(), want.grads.size()) << what;
-  for (size_t i = 0; i < got.grads.size(); ++i) {
-    if (!want.grads[i].defined()) {
-      EXPECT_FALSE(got.grads[i].defined()) << what << ": gradient " << i;
-      continue;
-    }
-    ASSERT_TRUE(got.grads[i].defined()) << what << ": gradient " << i << " is missing";
-    EXPECT_EQ(got.grads[i].device(), device_under_test()) << what << ": gradient " << i;
-    EXPECT_EQ(got.grads[i].dtype(), dtype) << what << ": gradient " << i;
-    EXPECT_TRUE(close_to(got.grads[i], want.grads[i], c.loosen))
-        << what << ": gradient of input " << i;
-  }
-}
-
-/// A parameterised fixture over OpCase rows, skipping without a device.
-class CudaOpCaseTest : public CudaTest, public ::testing::WithParamInterface<OpCase> {};
-
-/// Test names from the rows' names.
-inline std::string case_name(const ::testing::TestParamInfo<OpCase>& info) {
-  return info.param.name;
 }
 
 }  // namespace tandem::testing

@@ -1,19 +1,16 @@
-// multi_head_attention_forward on the device under test, in float32 and
-// float64: the output, the weights and every input's gradient (inputs,
-// projections, biases, float masks) equal the float64 CPU reference. Rows
-// take the packed self-attention product under a causal bool mask and a key
-// padding mask, separate projections (kdim, vdim) with bias_kv,
-// add_zero_attn and a float 3-D mask, and a wider batch of heads.
-#include "cuda/cuda_testing.h"
+// The op table's attention rows (nn::functional::multi_head_attention_forward):
+// the output, the weights and every input's gradient (inputs, projections,
+// biases, float masks). Rows take the packed self-attention product under a
+// causal bool mask and a key padding mask, separate projections (kdim,
+// vdim) with bias_kv, add_zero_attn and a float 3-D mask, and a wider batch
+// of heads. op_cases_test.cpp runs them.
+#include "consistency/op_cases.h"
 
-namespace tandem {
+namespace tandem::testing::op_table {
 namespace {
 
 using nn::functional::multi_head_attention_forward;
 using Options = nn::functional::MultiheadAttentionForwardFuncOptions;
-using testing::CudaOpCaseTest;
-using testing::OpCase;
-using L = const std::vector<Tensor>&;
 
 Tensor flat(const std::tuple<Tensor, Tensor>& result) {
   return cat({std::get<0>(result).reshape({-1}), std::get<1>(result).reshape({-1})}, 0);
@@ -34,8 +31,7 @@ Tensor padding(int64_t batch, int64_t len, int64_t padded, Device device) {
   return ne(tensor(rows).reshape({batch, len}), 0).to(device);
 }
 
-std::vector<OpCase> attention_cases() {
-  using testing::F;
+std::vector<OpCase> rows() {
   return {
       {"self_attention_causal_padding",
        {F({5, 3, 8}), F({24, 8}), F({24}), F({8, 8}), F({8})},
@@ -87,24 +83,12 @@ std::vector<OpCase> attention_cases() {
              Options(
                  64, 8, in[2] * 0.125, in[3], {}, {}, false, 0.0, in[4] * 0.125, in[5])
                  .key_padding_mask(padding(24, 16, 5, in[0].device()))));
-       }},
+       },
+       kTooLargeForFiniteDifferences},
   };
 }
 
-class CudaAttentionGradients : public CudaOpCaseTest {};
-
-TEST_P(CudaAttentionGradients, Float32MatchesTheFloat64Reference) {
-  testing::expect_case_matches_reference(GetParam(), kFloat32);
-}
-
-TEST_P(CudaAttentionGradients, Float64MatchesTheFloat64Reference) {
-  testing::expect_case_matches_reference(GetParam(), kFloat64);
-}
-
-INSTANTIATE_TEST_SUITE_P(Attention,
-                         CudaAttentionGradients,
-                         ::testing::ValuesIn(attention_cases()),
-                         testing::case_name);
+INSTANTIATE_TEST_SUITE_P(Attention, OpTable, ::testing::ValuesIn(rows()), row_name);
 
 }  // namespace
-}  // namespace tandem
+}  // namespace tandem::testing::op_table
