@@ -1,8 +1,10 @@
-// Private: the CUDA backend's functions, for backend/ itself. Core and the
-// layers above reach them through the DeviceServices table that
-// backend/cuda/cuda_dispatch.cpp registers (core/device_services.h); a
-// build without CUDA registers none, and core answers for it. Nothing here
-// includes a CUDA header.
+// Private: the CUDA backend's functions, for backend/ itself. The layers
+// above reach them through the services of the CUDA device table
+// (backend/dispatch.h), and core through its registry, to which
+// backend/cuda/cuda_dispatch.cpp hands those same services
+// (core/device_services.h); a build without CUDA has no table and
+// registers nothing, and core answers for it. Nothing here includes a
+// CUDA header.
 #pragma once
 
 #include <cstddef>
@@ -59,7 +61,7 @@ void cuda_synchronize(Device device);
 uint64_t cuda_queue_mark(Device device);
 void cuda_queue_mark_times(const uint64_t* marks, size_t count, int64_t* ns);
 
-/// The CUDA kernel table, or null in a build without CUDA.
+/// The CUDA device table, or null in a build without CUDA.
 const Kernels* cuda_kernel_table();
 
 }  // namespace tandem::backend

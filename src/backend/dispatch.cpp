@@ -10,7 +10,8 @@ namespace cpu {
 
 const Kernels& cpu_kernels() {
   static const Kernels table = [] {
-    Kernels k;
+    // The host's services are core's own.
+    Kernels k{.services = detail::device_services(kCPU)};
     k.copy = cpu::copy;
     k.fill = cpu::fill;
     k.unary = cpu::unary;

@@ -1,17 +1,20 @@
-// Private: the kernel table. One struct of function pointers per device
-// type; ops/ looks up the table for its operands' device and calls through
-// it. Kernels trust their arguments: ops/ has checked shapes, dtypes and
-// devices, allocated outputs, and expanded broadcast inputs to the output
-// shape (stride 0). A kernel family the device type lacks raises a clear
-// error instead of crashing.
+// Private: the device table. One per device type, holding its kernels and
+// its memory services; ops/ and the layers above look up the table for
+// their operands' device and call through it. Kernels trust their
+// arguments: ops/ has checked shapes, dtypes and devices, allocated
+// outputs, and expanded broadcast inputs to the output shape (stride 0). A
+// kernel family the device type lacks raises a clear error instead of
+// crashing; the services are always complete (core/device_services.h).
 //
 //   backend::kernels(out.device()).binary(BinaryOp::Add, out, a, b);
+//   backend::kernels(gpu).services.copy_bytes(dst, gpu, src, cpu, n, false);
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <optional>
 
+#include "core/device_services.h"
 #include "tandem/core/generator.h"
 #include "tandem/core/tensor.h"
 
@@ -159,7 +162,12 @@ struct AdagradStepArgs {
   int64_t step = 0;
 };
 
+/// A device type's table. A backend builds it with its services
+/// (`Kernels k{.services = ...};`) and sets the kernels it has.
 struct Kernels {
+  /// The device type's memory services: the very object core's registry
+  /// answers with (Note [Device services] in core/device_services.cpp).
+  const detail::DeviceServices& services;
   // out <- src, converting dtype; shapes equal (src may be expanded)
   void (*copy)(const Tensor& out, const Tensor& src) = nullptr;
   void (*fill)(const Tensor& out, Scalar value) = nullptr;
@@ -403,7 +411,7 @@ struct Kernels {
                        const AdagradStepArgs& args) = nullptr;
 };
 
-/// The kernels for `device`'s type; throws when tandem was built without it.
+/// The table of `device`'s type; throws when tandem was built without it.
 const Kernels& kernels(Device device);
 
 }  // namespace tandem::backend

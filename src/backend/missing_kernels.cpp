@@ -9,7 +9,7 @@
 namespace tandem::backend {
 namespace {
 
-// Every slot of Kernels, once. The static_assert below fails when a slot is
+// Every kernel slot of Kernels, once. The static_assert below fails when a slot is
 // added to the struct and not here.
 #define TANDEM_KERNEL_SLOTS(X) \
   X(copy)                      \
@@ -88,9 +88,11 @@ struct MissingKernel<Name, R (*)(Args...)> {
   }
 };
 
+// The services (a reference, held as a pointer), then the kernel slots.
 #define TANDEM_COUNT_SLOT(slot) +1
 static_assert(sizeof(Kernels) ==
-                  (0 TANDEM_KERNEL_SLOTS(TANDEM_COUNT_SLOT)) * sizeof(void (*)()),
+                  sizeof(const detail::DeviceServices*) +
+                      (0 TANDEM_KERNEL_SLOTS(TANDEM_COUNT_SLOT)) * sizeof(void (*)()),
               "a slot of Kernels is missing from TANDEM_KERNEL_SLOTS");
 #undef TANDEM_COUNT_SLOT
 

@@ -14,16 +14,31 @@ namespace {
 // ~~~~~~~~~~~~~~~~~~~~~~
 // Core owns tensors and their storage, but the memory of an accelerator
 // is its backend's: core sits below the backends and may not include
-// them. So each accelerator backend fills a DeviceServices table and
-// registers it from a static initialiser. That initialiser lives in the
-// file that defines the backend's kernel table (backend/cuda/
-// cuda_dispatch.cpp), which the ops always reach through
+// them. Each device type has one table, defined in one place by its
+// backend: backend::Kernels (backend/dispatch.h), holding the type's
+// kernels and its DeviceServices. Core cannot see that table, so it keeps
+// this registry of the services alone, and the two hold the same objects:
+// the CPU table's services are core's own (cpu_services below), and an
+// accelerator's backend registers the services of its table from a static
+// initialiser. The layers above core reach the services through the table
+// (backend::kernels(device).services); core, through device_services(type).
+//
+// The initialiser lives in the file that defines the backend's table
+// (backend/cuda/cuda_dispatch.cpp), which the ops always reach through
 // backend/dispatch.cpp: a program linked against the static libtandem.a
 // therefore always links the registration too, while a file holding only
-// a registration would be dropped by the linker. The table pointers are
-// constant-initialised, so a lookup during another file's static
+// a registration would be dropped by the linker. The registry's pointers
+// are constant-initialised, so a lookup during another file's static
 // initialisation sees "not built" rather than garbage; nothing allocates
 // on an accelerator before main.
+//
+// Unlike a kernel (backend/missing_kernels.h), a service is never missing:
+// each has a meaning on every device type (waiting on the host is a
+// no-op, its memory statistics are the CPU allocator's), which a stand-in
+// that throws would get wrong, and core calls them on every allocation.
+// So every slot is set: core's own tables set them all, and registration
+// refuses a table with an empty slot, naming the slot and the type, which
+// stops tandem as it loads instead of letting a call jump through null.
 std::array<std::atomic<const DeviceServices*>, kNumDeviceTypes> registered{};
 
 [[noreturn]] void not_built(const std::string& what) {
@@ -103,20 +118,52 @@ const DeviceServices& cpu_services() {
   return services;
 }
 
-bool complete(const DeviceServices& s) {
-  return s.device_count && s.properties && s.allocate && s.allocate_pinned &&
-         s.copy_bytes && s.synchronize && s.memory_stats && s.reset_peak_memory_stats &&
-         s.empty_cache && s.pinned_memory_stats && s.queue_mark && s.queue_mark_times;
+// Every slot of DeviceServices, once. The static_assert below fails when a
+// slot is added to the struct and not here.
+#define TANDEM_SERVICE_SLOTS(X) \
+  X(device_count)               \
+  X(properties)                 \
+  X(allocate)                   \
+  X(allocate_pinned)            \
+  X(copy_bytes)                 \
+  X(synchronize)                \
+  X(memory_stats)               \
+  X(reset_peak_memory_stats)    \
+  X(empty_cache)                \
+  X(pinned_memory_stats)        \
+  X(queue_mark)                 \
+  X(queue_mark_times)
+
+// `built`, padded to the alignment of a pointer, then the slots.
+#define TANDEM_COUNT_SLOT(slot) +1
+static_assert(sizeof(DeviceServices) ==
+                  alignof(DeviceServices) +
+                      (0 TANDEM_SERVICE_SLOTS(TANDEM_COUNT_SLOT)) * sizeof(void (*)()),
+              "a slot of DeviceServices is missing from TANDEM_SERVICE_SLOTS");
+#undef TANDEM_COUNT_SLOT
+
+// The name of a slot `services` leaves empty, or null when all are set.
+const char* empty_slot(const DeviceServices& services) {
+#define TANDEM_NAME_EMPTY_SLOT(slot) \
+  if (services.slot == nullptr) return #slot;
+  TANDEM_SERVICE_SLOTS(TANDEM_NAME_EMPTY_SLOT)
+#undef TANDEM_NAME_EMPTY_SLOT
+  return nullptr;
 }
+
+#undef TANDEM_SERVICE_SLOTS
 
 }  // namespace
 
 void register_device_services(DeviceType type, const DeviceServices& services) {
   TANDEM_CHECK(type != kCPU, "register_device_services: core serves the CPU itself");
-  TANDEM_CHECK(complete(services),
-               "register_device_services: every service of the ",
+  const char* empty = empty_slot(services);
+  TANDEM_CHECK(empty == nullptr,
+               "register_device_services: the ",
                type,
-               " table must be set");
+               " services leave ",
+               empty,
+               " empty (a backend must set every slot)");
   const DeviceServices* expected = nullptr;
   TANDEM_CHECK(
       registered[static_cast<int>(type)].compare_exchange_strong(expected, &services),

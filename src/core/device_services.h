@@ -1,10 +1,13 @@
-// Private: what core, and the layers above it, ask of a device type's
-// memory: how many devices there are, memory on one of them, copies that
-// involve one, waiting for it, and its memory statistics. Core serves the
-// CPU itself; an accelerator's backend registers its services when tandem
-// loads (backend/cuda/ for kCUDA), so core never includes a backend. A
-// device type nobody registered has no devices, and every service that
-// would need one throws, saying that tandem was built without it.
+// Private: what core asks of a device type's memory: how many devices
+// there are, memory on one of them, copies that involve one, waiting for
+// it, and its memory statistics. Each device type's services belong to its
+// one device table (backend::Kernels), which the layers above core use;
+// core cannot see that table, so it looks them up here. Core serves the
+// CPU itself; an accelerator's backend registers its table's services when
+// tandem loads (backend/cuda/ for kCUDA), so core never includes a
+// backend. A device type nobody registered has no devices, and every
+// service that would need one throws, saying that tandem was built
+// without it (Note [Device services] in device_services.cpp).
 //
 //   DataPtr p = detail::device_services(device.type()).allocate(nbytes, device);
 //   detail::device_services(kCUDA).synchronize(Device(kCUDA, 0));
@@ -60,9 +63,9 @@ struct DeviceServices {
 };
 
 /// Makes `services` the ones of `type` (not kCPU, which core serves). Called
-/// once per type from a backend's static initialiser; `services` must live
-/// as long as the process. Throws for kCPU, a second registration or an
-/// empty slot.
+/// once per type from a backend's static initialiser with the services of
+/// its device table, which must live as long as the process. Throws for
+/// kCPU, a second registration or an empty slot (naming the slot).
 void register_device_services(DeviceType type, const DeviceServices& services);
 
 /// The services of `type`: the registered ones, core's own for kCPU, else

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "core/device_services.h"
+#include "backend/dispatch.h"
 #include "distributed/nccl_backend.h"
 #include "distributed/runtime.h"
 #include "distributed/state.h"
@@ -130,13 +130,13 @@ void copy_into(const Tensor& flat, int64_t block, const std::vector<Tensor>& par
   auto* out = static_cast<char*>(flat.data_ptr());
   for (size_t r = 0; r < parts.size(); ++r) {
     if (bytes == 0) continue;
-    tandem::detail::device_services(flat.device().type())
-        .copy_bytes(out + r * bytes,
-                    flat.device(),
-                    parts[r].data_ptr(),
-                    parts[r].device(),
-                    bytes,
-                    /*non_blocking=*/false);
+    backend::kernels(flat.device())
+        .services.copy_bytes(out + r * bytes,
+                             flat.device(),
+                             parts[r].data_ptr(),
+                             parts[r].device(),
+                             bytes,
+                             /*non_blocking=*/false);
   }
 }
 

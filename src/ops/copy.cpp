@@ -1,6 +1,5 @@
 // Copies: to(device/dtype), contiguous, clone, copy_. All differentiable;
 // a copy to another device sends the gradient back to the source device.
-#include "core/device_services.h"
 #include "ops/op_utils.h"
 #include "ops/write_through_view.h"
 #include "tandem/core/profiler.h"
@@ -40,13 +39,13 @@ Tensor copy_to_new(const Tensor& src,
       staged = detail::make_empty(src.sizes(), dtype, src.device());
       detail::kernels_for(staged).copy(staged, src);
     }
-    const DeviceType gpu = device.is_cpu() ? src.device().type() : device.type();
-    detail::device_services(gpu).copy_bytes(out.data_ptr(),
-                                            device,
-                                            staged.data_ptr(),
-                                            staged.device(),
-                                            out.nbytes(),
-                                            non_blocking);
+    const Device gpu = device.is_cpu() ? src.device() : device;
+    backend::kernels(gpu).services.copy_bytes(out.data_ptr(),
+                                              device,
+                                              staged.data_ptr(),
+                                              staged.device(),
+                                              out.nbytes(),
+                                              non_blocking);
   }
   if (src.is_floating_point() && is_floating_point(dtype)) {
     const Device src_device = src.device();

@@ -1,13 +1,37 @@
-// The CUDA kernel table (see backend/dispatch.h).
+// The CUDA device table (see backend/dispatch.h): CUDA's memory services
+// and kernels, defined here once, and the registration of those services
+// with core.
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda_backend.h"
+#include "backend/dispatch.h"
 #include "core/device_services.h"
 
 namespace tandem::backend {
+namespace {
+
+// CUDA's memory services. Constant-initialised, so they exist before any
+// static initialiser runs.
+constexpr detail::DeviceServices cuda_services{
+    .built = true,
+    .device_count = cuda_device_count,
+    .properties = cuda_device_properties,
+    .allocate = cuda_allocate,
+    .allocate_pinned = cuda_pinned_allocate,
+    .copy_bytes = cuda_copy_bytes,
+    .synchronize = cuda_synchronize,
+    .memory_stats = cuda_memory_stats,
+    .reset_peak_memory_stats = cuda_reset_peak_memory_stats,
+    .empty_cache = cuda_empty_cache,
+    .pinned_memory_stats = cuda_pinned_memory_stats,
+    .queue_mark = cuda_queue_mark,
+    .queue_mark_times = cuda_queue_mark_times,
+};
+
+}  // namespace
 
 const Kernels* cuda_kernel_table() {
   static const Kernels table = [] {
-    Kernels k;
+    Kernels k{.services = cuda_services};
     k.copy = cuda::copy;
     k.fill = cuda::fill;
     k.unary = cuda::unary;
@@ -57,27 +81,14 @@ const Kernels* cuda_kernel_table() {
 
 namespace {
 
-// CUDA's memory services, registered with core when tandem loads. They sit
-// here, beside the kernel table that backend/dispatch.cpp always links, so
-// that a program linked against the static library keeps them (Note
-// [Device services] in core/device_services.cpp).
-const detail::DeviceServices cuda_services{
-    .built = true,
-    .device_count = cuda_device_count,
-    .properties = cuda_device_properties,
-    .allocate = cuda_allocate,
-    .allocate_pinned = cuda_pinned_allocate,
-    .copy_bytes = cuda_copy_bytes,
-    .synchronize = cuda_synchronize,
-    .memory_stats = cuda_memory_stats,
-    .reset_peak_memory_stats = cuda_reset_peak_memory_stats,
-    .empty_cache = cuda_empty_cache,
-    .pinned_memory_stats = cuda_pinned_memory_stats,
-    .queue_mark = cuda_queue_mark,
-    .queue_mark_times = cuda_queue_mark_times,
-};
+// Core allocates storage through its registry of device services, not
+// through this table, which it cannot see; the registration hands it the
+// table's own services when tandem loads (Note [Device services] in
+// core/device_services.cpp). It sits beside the table that
+// backend/dispatch.cpp always links, so a program linked against the
+// static library keeps it.
 [[maybe_unused]] const bool cuda_services_registered =
-    (detail::register_device_services(kCUDA, cuda_services), true);
+    (detail::register_device_services(kCUDA, cuda_kernel_table()->services), true);
 
 }  // namespace
 

@@ -1,5 +1,5 @@
-// The CUDA backend in a build without CUDA: no kernel table, and no
-// device services registered, so core answers for kCUDA itself (no GPUs,
+// The CUDA backend in a build without CUDA: no device table, so no
+// services registered either, and core answers for kCUDA itself (no GPUs,
 // and a clear error for anything that would need one).
 #include "backend/cuda_backend.h"
 
