@@ -27,7 +27,8 @@ RankBalance::RankBalance(ProcessGroup& group,
 
 RankStep RankBalance::step(int64_t rows, double previous_seconds, uint64_t seed) {
   const int world = group_.size();
-  constexpr int64_t kFields = 4;
+  const auto now = std::chrono::steady_clock::now();
+  constexpr int64_t kFields = 5;
   Tensor all = empty({world * kFields}, kInt64);
   Tensor mine = empty({kFields}, kInt64);
   int64_t* m = mine.data_ptr<int64_t>();
@@ -35,23 +36,32 @@ RankStep RankBalance::step(int64_t rows, double previous_seconds, uint64_t seed)
   m[1] = previous_rows_;
   m[2] = static_cast<int64_t>(previous_seconds * 1e9);  // nanoseconds
   m[3] = static_cast<int64_t>(seed);
+  m[4] = previous_rows_ > 0
+             ? std::chrono::duration_cast<std::chrono::nanoseconds>(now - previous_step_)
+                   .count()
+             : 0;
   group_.allgather_into_tensor(all, mine).wait();
   previous_rows_ = rows;
+  previous_step_ = now;
   const int64_t* a = all.data_ptr<int64_t>();
   RankStep step;
   int64_t total = 0;
   std::vector<int64_t> done(static_cast<size_t>(world));
   std::vector<double> seconds(static_cast<size_t>(world));
+  int64_t step_nanoseconds = 0;
   for (int r = 0; r < world; ++r) {
     step.rows.push_back(a[kFields * r]);
     total += a[kFields * r];
     done[static_cast<size_t>(r)] = a[kFields * r + 1];
     seconds[static_cast<size_t>(r)] = static_cast<double>(a[kFields * r + 2]) * 1e-9;
+    step_nanoseconds = std::max(step_nanoseconds, a[kFields * r + 4]);
   }
   step.seed = static_cast<uint64_t>(a[3]);
   bool any_previous = false;
   for (int64_t d : done) any_previous = any_previous || d > 0;
-  if (balancer_ && any_previous) balancer_->observe(done, seconds);
+  if (balancer_ && any_previous) {
+    balancer_->observe(done, seconds, static_cast<double>(step_nanoseconds) * 1e-9);
+  }
   step.grad_weight =
       total > 0 ? static_cast<double>(rows) * world / static_cast<double>(total) : 0.0;
   return step;

@@ -3,22 +3,26 @@
 // and ::shares; tandem/parallel/shares.h has the cut rules).
 //
 // At every synchronized training forward the ranks exchange, in one small
-// allgather, the rows each got this step and the rows and computing time
+// allgather, the rows each got this step, the rows and computing time
 // (forward to the end of backward's last gradient, waits excluded) of each
-// one's previous step. From it every rank knows
+// one's previous step, and the wall time since each one's previous
+// exchange (the whole step, allreduce and optimizer included). From it
+// every rank knows
 // - the step's global batch, and so its own gradient weight: rows * world /
 //   total, which makes DDP's average the whole batch's gradient when the
 //   parts differ (PyTorch divides by the world size whatever the parts,
 //   pytorch/pytorch#37359); and
-// - under Balance::kAuto, the same rates as every other rank, from which
-//   each computes the same plan (ShareBalancer, deterministic) for the
-//   steps to come: cut(rows) is then the same on every rank without a
-//   second message;
+// - under Balance::kAuto, the same rates as every other rank, and the same
+//   step time (the longest rank's: the ranks' clocks differ a little, the
+//   plan must not), from which each computes the same plan (ShareBalancer
+//   and its search, deterministic) for the steps to come: cut(rows) is then
+//   the same on every rank without a second message;
 // - in invariant mode, every rank's rows, so each knows where its part
 //   lies in the batch, and rank 0's seed for the sample-keyed masks; the
 //   cut then hands out whole micro-batches.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -66,6 +70,7 @@ class RankBalance {
   std::optional<parallel::ShareBalancer> balancer_;
   int64_t micro_batch_;
   int64_t previous_rows_ = 0;
+  std::chrono::steady_clock::time_point previous_step_;  // the last exchange's
 
   // The cut of `units` (rows, or micro-batches) by the plan.
   std::vector<int64_t> cut_units(int64_t units) const;

@@ -23,13 +23,16 @@ std::vector<int64_t> CutPlan::next(int64_t rows) {
     return fixed_ ? cut_by_shares(rows, *fixed_) : even_cut(rows, devices_.size());
   std::vector<double> work;
   for (const Device& d : devices_) work.push_back(device_work_seconds(d));
+  const auto now = std::chrono::steady_clock::now();
   if (!work_seen_.empty()) {
     std::vector<double> spent(work.size());
     for (size_t i = 0; i < work.size(); ++i) spent[i] = work[i] - work_seen_[i];
-    balancer_->observe(rows_since_, spent);
+    balancer_->observe(
+        rows_since_, spent, std::chrono::duration<double>(now - last_call_).count());
     std::fill(rows_since_.begin(), rows_since_.end(), 0);
   }
   work_seen_ = std::move(work);
+  last_call_ = now;
   std::vector<int64_t> cut = balancer_->cut(rows);
   for (size_t i = 0; i < cut.size(); ++i) rows_since_[i] += cut[i];
   return cut;

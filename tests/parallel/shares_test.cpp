@@ -173,20 +173,22 @@ TEST(ShareBalancer, FollowsTheRatesAndIgnoresNoise) {
   parallel::ShareBalancer balancer({1, 1});
   EXPECT_EQ(balancer.cut(256), (std::vector<int64_t>{128, 128}));
   // The first step is ignored; then device 1 runs at half speed.
-  EXPECT_FALSE(balancer.observe({128, 128}, {9.0, 9.0}));
-  EXPECT_TRUE(balancer.observe({128, 128}, {0.010, 0.020}));
+  EXPECT_FALSE(balancer.observe({128, 128}, {9.0, 9.0}, 9.0));
+  EXPECT_TRUE(balancer.observe({128, 128}, {0.010, 0.020}, 0.020));
   EXPECT_EQ(balancer.cut(256), (std::vector<int64_t>{171, 85}));
-  for (int step = 0; step < 5; ++step) {
+  // Until the search takes over (cut_search_test.cpp), the rates hold it.
+  for (int step = 0; step < parallel::ShareBalancer::kSettledSteps; ++step) {
     const std::vector<int64_t> cut = balancer.cut(256);
-    balancer.observe(cut, {cut[0] / 12800.0, cut[1] / 6400.0});
+    balancer.observe(cut, {cut[0] / 12800.0, cut[1] / 6400.0}, cut[1] / 6400.0);
   }
   EXPECT_EQ(balancer.cut(256), (std::vector<int64_t>{171, 85}));
   EXPECT_NEAR(balancer.shares()[0], 2.0 / 3.0, 1e-9);
   // A 2% wobble does not move the cut.
   parallel::ShareBalancer steady({1, 1});
-  steady.observe({128, 128}, {1, 1});
+  steady.observe({128, 128}, {1, 1}, 1);
   for (int step = 0; step < 20; ++step) {
-    EXPECT_FALSE(steady.observe({128, 128}, {0.0100, step % 2 ? 0.0102 : 0.0098}));
+    EXPECT_FALSE(
+        steady.observe({128, 128}, {0.0100, step % 2 ? 0.0102 : 0.0098}, 0.0102));
   }
   EXPECT_EQ(steady.cut(256), (std::vector<int64_t>{128, 128}));
 }

@@ -3,13 +3,15 @@
 // shares that follow the devices' speed (Balance::kAuto). For kAuto, each
 // call first tells a ShareBalancer what every device did since the last
 // call (the rows it got, and its work time from device_work_time.h, which
-// covers its forward and its backward), so the cut moves at step
+// covers its forward and its backward) and the wall time since the last
+// call (the step, boundary to boundary), so the cut moves at step
 // boundaries only.
 //
 //   parallel::CutPlan plan({"cpu:0", "cpu:1"}, parallel::Balance::kAuto);
 //   auto cut = plan.next(256);     // {128, 128}, then what the speeds say
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -43,9 +45,10 @@ class CutPlan {
   std::vector<Device> devices_;
   std::optional<std::vector<double>> fixed_;
   std::optional<ShareBalancer> balancer_;
-  // kAuto: the devices' work times at the last call, and the rows each got
-  // since then.
+  // kAuto: the devices' work times at the last call, when it was, and the
+  // rows each got since then.
   std::vector<double> work_seen_;
+  std::chrono::steady_clock::time_point last_call_;
   std::vector<int64_t> rows_since_;
 };
 
