@@ -34,10 +34,6 @@ struct GraphTask {
   bool retain_graph = false;
   bool create_graph = false;  // formulas run with grad mode on
   bool threaded = false;      // nodes run on their devices' executor threads
-  // When threaded, the queue the calling thread drains itself (that of
-  // its current device), or null; it stays `scheduled`, so no executor is
-  // handed its nodes (Note [Engine scheduling]).
-  ReadyQueue* caller_queue = nullptr;
   // autograd::grad: where to capture each requested input's gradient.
   std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;
   // autograd::grad: nodes beyond which a captured input lies; others

@@ -19,15 +19,11 @@
 #include "core/spin_wait.h"
 #include "tandem/core/cpu_budget.h"
 #include "tandem/core/device_guard.h"
-#include "tandem/core/error.h"
 
 namespace tandem {
 namespace {
 
 thread_local const Executor* this_thread_executor = nullptr;
-// A thread working as a device's worker without being its executor
-// (detail::WorkAsDeviceScope).
-thread_local bool works_as_device = false;
 
 class ThreadExecutor final : public Executor {
  public:
@@ -228,21 +224,8 @@ Executor& Executor::of(Device device) {
 bool in_executor_thread() {
   // parallel_for's helpers count too: waiting there on other devices could
   // deadlock just the same.
-  return this_thread_executor != nullptr || works_as_device ||
-         detail::in_intra_op_worker();
+  return this_thread_executor != nullptr || detail::in_intra_op_worker();
 }
-
-namespace detail {
-
-WorkAsDeviceScope::WorkAsDeviceScope(Device device)
-    : guard_(device), was_worker_(works_as_device) {
-  TANDEM_INTERNAL_ASSERT(device.is_cpu(), "WorkAsDeviceScope on ", device);
-  works_as_device = true;
-}
-
-WorkAsDeviceScope::~WorkAsDeviceScope() { works_as_device = was_worker_; }
-
-}  // namespace detail
 
 std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& devices,
                                                const std::function<void(size_t)>& task) {

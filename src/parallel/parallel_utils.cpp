@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "tandem/core/error.h"
+#include "tandem/core/profiler.h"
 #include "tandem/core/storage.h"
 #include "tandem/graph/grad_mode.h"
 #include "tandem/ops/factory.h"
@@ -20,6 +21,26 @@ Tensor readable_on(const Tensor& src, Device device) {
                                    src.strides(),
                                    src.storage_offset()));
 }
+
+namespace {
+
+// `part` handed to another logical CPU device without a copy: an alias of
+// its memory (readable_on). As a copy would, the hand-off is a span on the
+// receiving device ("share", its bytes), with an arrow to the first span
+// that reads the part (Note [Profiler spans]).
+Tensor shared_with(const Tensor& part, Device device) {
+  profiler::Span span("copy", "share", device);
+  Tensor alias = readable_on(part, device);
+  if (span.active()) {
+    span.arg("from", part.device().str())
+        .arg("to", device.str())
+        .arg("bytes", alias.nbytes());
+    profiler::mark_data(alias.data_ptr(), span.start_flow());
+  }
+  return alias;
+}
+
+}  // namespace
 
 std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,
                                     const std::vector<Device>& devices) {
@@ -41,7 +62,7 @@ std::vector<Tensor> move_to_devices(std::vector<Tensor> parts,
     if (parts[i].device() == devices[i]) continue;
     const bool recorded = GradMode::is_enabled() && parts[i].requires_grad();
     if (parts[i].is_cpu() && devices[i].is_cpu() && !recorded) {
-      parts[i] = readable_on(parts[i], devices[i]);
+      parts[i] = shared_with(parts[i], devices[i]);
     } else {
       parts[i] = parts[i].to(devices[i], /*non_blocking=*/true);
     }

@@ -62,9 +62,9 @@ TEST(ProfilerTrace, ADataParallelStepLiesOnBothDevicesAndOverlaps) {
   EXPECT_GT(backward_on(Device("cpu:0")), 0);
   EXPECT_GT(backward_on(Device("cpu:1")), 0);
 
-  // Each step's copy of the batch's second half to cpu:1 has an arrow to
-  // cpu:1's replica forward.
-  const auto copies1 = named(events, "copy", Device("cpu:1"));
+  // Each step's hand-off of the batch's second half to cpu:1 (shared
+  // memory, not a copy) has an arrow to cpu:1's replica forward.
+  const auto copies1 = named(events, "share", Device("cpu:1"));
   ASSERT_GE(copies1.size(), kSteps);
   int arrows = 0;
   for (const profiler::Event& forward : forward1) {

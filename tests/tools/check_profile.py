@@ -81,7 +81,7 @@ def check_two_devices(launch, data, work):
     expect(len(forward0) == len(forward1), (len(forward0), len(forward1)))
     expect({s["tid"] for s in forward0}.isdisjoint({s["tid"] for s in forward1}),
            "both replicas' forwards on one thread")
-    copies = [(a, b) for a, b in flows if a["name"] == "copy"
+    copies = [(a, b) for a, b in flows if a["name"] == "share"
               and processes[a["pid"]] == "cpu:1" and b["name"] == "replica forward"
               and processes[b["pid"]] == "cpu:1"]
     expect(len(copies) == len(forward1), (len(copies), len(forward1)))
@@ -93,7 +93,7 @@ def check_two_devices(launch, data, work):
            "\nmm " in result.stdout, result.stdout)
     expect(f"written to {trace}" in result.stdout, result.stdout)
     print(f"two devices: {len(spans)} spans on cpu:0 and cpu:1, {len(copies)} arrows "
-          "from a copy to its replica, table printed")
+          "from a hand-off to its replica, table printed")
 
 
 def check_interrupted(launch, data, work):

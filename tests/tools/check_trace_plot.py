@@ -6,7 +6,7 @@ picture against the trace, as a user would look at it:
   the file's numbers and whose left edge is where the time axis's ticks put
   its start; a bar per lane of each thread, the lanes named by the trace's
   process and thread names; one arrow per flow of the file, drawn from its
-  copy's bar to its replica's;
+  hand-off's bar ("share": the batch's part given to cpu:1) to its replica's;
 - the HTML page, screenshotted by headless Chromium, is not blank and shows
   each category's colour, and wide bars have their colour where the SVG
   puts them;
@@ -72,11 +72,11 @@ def check_svg(tandem, work, trace):
     for ln in lines:
         source = by_index[int(ln.get("data-from"))]
         target = by_index[int(ln.get("data-to"))]
-        expect(source.get("data-name") == "copy" and target.get("data-name") ==
+        expect(source.get("data-name") == "share" and target.get("data-name") ==
                "replica forward", (source.attrib, target.attrib))
         expect(abs(float(ln.get("x1")) - float(source.get("x"))) < 0.02, ln.attrib)
     print(f"svg: {len(bars)} bars where the axis puts them, {len(lines)} arrows from a "
-          "copy to its replica, lanes named")
+          "hand-off to its replica, lanes named")
     return svg_path
 
 

@@ -18,9 +18,7 @@
 #include <future>
 #include <vector>
 
-#include "tandem/core/cpu_budget.h"
 #include "tandem/core/device.h"
-#include "tandem/core/device_guard.h"
 
 namespace tandem {
 
@@ -51,31 +49,6 @@ bool in_executor_thread();
 /// cannot deadlock.
 std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& devices,
                                                const std::function<void(size_t)>& task);
-
-namespace detail {
-
-/// Makes the calling thread, for its scope, the worker of `device` (a CPU
-/// device) as that device's executor thread is while it runs a task: the
-/// device is current, the thread holds a token of the core budget (it
-/// waits for one), and in_executor_thread() holds, so parallelism nested
-/// inside treats it as the device's own worker. The autograd engine runs
-/// the calling thread's device's nodes this way instead of handing them to
-/// the executor and sleeping. The device's executor must not run tasks for
-/// the same work meanwhile (the engine's ready queues see to that).
-class WorkAsDeviceScope {
- public:
-  explicit WorkAsDeviceScope(Device device);
-  ~WorkAsDeviceScope();
-  WorkAsDeviceScope(const WorkAsDeviceScope&) = delete;
-  WorkAsDeviceScope& operator=(const WorkAsDeviceScope&) = delete;
-
- private:
-  BusyDeviceScope token_;  // first: taken before the device is current
-  DeviceGuard guard_;
-  bool was_worker_;
-};
-
-}  // namespace detail
 
 /// parallel_for over the items [begin, end) with the executors of the CPU
 /// devices in `devices` as helpers: fn(b, e) runs for disjoint ranges that
