@@ -6,6 +6,9 @@
 #include <tuple>
 
 #include "autograd/graph_task.h"
+#include "core/spin_wait.h"
+#include "core/work_as_device.h"
+#include "tandem/core/device_guard.h"
 #include "tandem/core/device_work_time.h"
 #include "tandem/core/executor.h"
 #include "tandem/core/warning.h"
@@ -27,13 +30,28 @@ using detail::GraphTask;
 //
 // A graph whose nodes all live on one device runs on the calling thread.
 // A graph spanning several devices (DataParallel replicas, models split
-// over devices) runs each node on its device's executor thread, one ready
-// queue per device, so the replicas' backward passes run at the same time
-// and each device's nodes (its AccumulateGrads included) never run
-// concurrently with each other. The caller waits for the last node.
+// over devices) runs each device's nodes on one thread at a time, one
+// ready queue per device, so the replicas' backward passes run at the
+// same time and each device's nodes (its AccumulateGrads included) never
+// run concurrently with each other. The calling thread is the worker of
+// its current device when that is a CPU device of the graph (usually
+// cpu:0, where the loss is): it drains that device's queue itself, as the
+// device's executor would (detail::WorkAsDeviceScope: a busy device of the
+// core budget, the device current, and that device's executor never asked
+// to help), and waits only while the queue is empty, first watching for
+// work for a moment (Note [Spin before sleeping]) as an idle executor
+// does. Handing that queue to the executor and sleeping until the last
+// node cost a wake-up of each thread per pass, at the start and at the
+// end. The other devices' queues run on their executor threads; the
+// caller's queue stays marked scheduled, so nodes made ready there by
+// other threads wake the caller instead of an executor. The caller
+// returns after the last node.
 
 // Runs one device's ready queue until it is empty (on that device's
-// executor thread). After an error, queued nodes are dropped unrun.
+// executor thread, or on the caller for its own queue). After an error,
+// queued nodes are dropped unrun. An executor gives the queue up when it
+// is empty (`scheduled` false, so the next node is handed to it afresh);
+// the caller keeps it.
 void drain(const std::shared_ptr<GraphTask>& task, Device device) {
   // Formulas build graphs of their own only under create_graph.
   AutoGradMode grad_mode(task->create_graph);
@@ -45,7 +63,7 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
       std::lock_guard<std::mutex> lock(task->mutex);
       detail::ReadyQueue& queue = task->queues[device];
       if (queue.nodes.empty()) {
-        queue.scheduled = false;
+        if (&queue != task->caller_queue) queue.scheduled = false;
         return;
       }
       std::tie(node, grads) = detail::take_ready(*task, queue);
@@ -74,10 +92,43 @@ void drain(const std::shared_ptr<GraphTask>& task, Device device) {
         task->error = std::current_exception();
       }
     }
+    const bool work_for_caller = task->caller_queue != nullptr &&
+                                 &task->queues[device] != task->caller_queue &&
+                                 !task->caller_queue->nodes.empty();
     // This node's tensors go before the caller can wake: once backward()
     // returns, nothing of the pass is alive on the device threads.
     outputs.clear();
-    if (--task->outstanding == 0) task->finished.notify_all();
+    if (--task->outstanding == 0 || work_for_caller) {
+      task->wakeups.fetch_add(1, std::memory_order_release);
+      task->finished.notify_all();
+    }
+  }
+}
+
+// The caller's part of a threaded pass: its own device's queue, whenever
+// it has nodes, until no node is left anywhere.
+void work_on_calling_thread(const std::shared_ptr<GraphTask>& task, Device device) {
+  for (;;) {
+    const uint64_t seen = task->wakeups.load(std::memory_order_acquire);
+    {
+      std::unique_lock<std::mutex> lock(task->mutex);
+      if (task->outstanding == 0) return;
+      if (task->caller_queue->nodes.empty()) {
+        lock.unlock();
+        tandem::detail::spin_until(
+            [&] { return task->wakeups.load(std::memory_order_acquire) != seen; });
+        lock.lock();
+        task->finished.wait(lock, [&] {
+          return task->outstanding == 0 || !task->caller_queue->nodes.empty();
+        });
+        if (task->outstanding == 0) return;
+      }
+    }
+    // Counted as a busy device only while there is work: a caller waiting
+    // for other devices leaves them the whole budget, as an idle executor
+    // does.
+    const tandem::detail::WorkAsDeviceScope worker(device);
+    drain(task, device);
   }
 }
 
@@ -111,9 +162,14 @@ void run(const std::shared_ptr<GraphTask>& task,
   detail::compute_dependencies(*task, roots);
   if (!task->accumulate) detail::compute_needed(*task, roots);
   task->threaded = task->devices.size() > 1 && !in_executor_thread();
+  const Device caller = current_device();
   std::vector<Device> to_schedule;
   {
     std::lock_guard<std::mutex> lock(task->mutex);
+    if (task->threaded && caller.is_cpu() && task->devices.contains(caller)) {
+      task->caller_queue = &task->queues[caller];
+      task->caller_queue->scheduled = true;
+    }
     for (size_t i = 0; i < roots.size(); ++i) {
       Node* node = roots[i].node.get();
       tensor_list& buffer = task->nodes.at(node).buffer;
@@ -135,6 +191,7 @@ void run(const std::shared_ptr<GraphTask>& task,
     run_on_calling_thread(*task);
   } else {
     for (Device d : to_schedule) Executor::of(d).submit([task, d] { drain(task, d); });
+    if (task->caller_queue != nullptr) work_on_calling_thread(task, caller);
     std::unique_lock<std::mutex> lock(task->mutex);
     task->finished.wait(lock, [&] { return task->outstanding == 0; });
     if (task->error) std::rethrow_exception(task->error);

@@ -3,7 +3,9 @@
 // calling thread or on the devices' executor threads.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -34,6 +36,10 @@ struct GraphTask {
   bool retain_graph = false;
   bool create_graph = false;  // formulas run with grad mode on
   bool threaded = false;      // nodes run on their devices' executor threads
+  // When threaded, the queue the calling thread drains itself (that of
+  // its current device), or null; it stays `scheduled`, so no executor is
+  // handed its nodes (Note [Engine scheduling]).
+  ReadyQueue* caller_queue = nullptr;
   // autograd::grad: where to capture each requested input's gradient.
   std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;
   // autograd::grad: nodes beyond which a captured input lies; others
@@ -44,6 +50,9 @@ struct GraphTask {
   // Guarded by mutex while the task runs.
   std::mutex mutex;
   std::condition_variable finished;
+  // Bumped, under mutex, with each notify of `finished`: the caller
+  // watches it for a moment before it sleeps (Note [Spin before sleeping]).
+  std::atomic<uint64_t> wakeups{0};
   NodeTable nodes;  // every node of the graph (Note [One table for the pass])
   std::unordered_map<Device, ReadyQueue> queues;
   int64_t outstanding = 0;  // nodes queued or running

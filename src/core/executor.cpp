@@ -17,13 +17,18 @@
 #include <thread>
 
 #include "core/spin_wait.h"
+#include "core/work_as_device.h"
 #include "tandem/core/cpu_budget.h"
 #include "tandem/core/device_guard.h"
+#include "tandem/core/error.h"
 
 namespace tandem {
 namespace {
 
 thread_local const Executor* this_thread_executor = nullptr;
+// The CPU device this thread works for without being its executor
+// (detail::WorkAsDeviceScope), or none.
+thread_local std::optional<Device> works_as_device;
 
 class ThreadExecutor final : public Executor {
  public:
@@ -224,8 +229,21 @@ Executor& Executor::of(Device device) {
 bool in_executor_thread() {
   // parallel_for's helpers count too: waiting there on other devices could
   // deadlock just the same.
-  return this_thread_executor != nullptr || detail::in_intra_op_worker();
+  return this_thread_executor != nullptr || works_as_device.has_value() ||
+         detail::in_intra_op_worker();
 }
+
+namespace detail {
+
+WorkAsDeviceScope::WorkAsDeviceScope(Device device)
+    : guard_(device), previous_(works_as_device) {
+  TANDEM_INTERNAL_ASSERT(device.is_cpu(), "WorkAsDeviceScope on ", device);
+  works_as_device = device;
+}
+
+WorkAsDeviceScope::~WorkAsDeviceScope() { works_as_device = previous_; }
+
+}  // namespace detail
 
 std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& devices,
                                                const std::function<void(size_t)>& task) {
@@ -241,6 +259,17 @@ std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& device
     }
     return errors;
   }
+  // The caller's own device (a CPU device listed once) is worked by the
+  // caller, as its executor would (detail::WorkAsDeviceScope): handing it
+  // over and sleeping would wake that executor and leave a third thread
+  // to place on the cores each time.
+  const Device here = current_device();
+  const auto listed = std::count(devices.begin(), devices.end(), here);
+  const size_t own =
+      here.is_cpu() && listed == 1
+          ? static_cast<size_t>(std::find(devices.begin(), devices.end(), here) -
+                                devices.begin())
+          : devices.size();
   // Each task keeps its own exception: a future would carry it through the
   // executor's promise, whose last reference may drop on the executor thread
   // after the caller read the exception. That is safe (libstdc++ counts
@@ -249,6 +278,7 @@ std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& device
   std::vector<std::future<void>> futures;
   futures.reserve(devices.size());
   for (size_t i = 0; i < devices.size(); ++i) {
+    if (i == own) continue;
     futures.push_back(Executor::of(devices[i]).submit([&task, &errors, i] {
       try {
         task(i);
@@ -256,6 +286,14 @@ std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& device
         errors[i] = std::current_exception();
       }
     }));
+  }
+  if (own < devices.size()) {
+    try {
+      const detail::WorkAsDeviceScope worker(here);
+      task(own);
+    } catch (...) {
+      errors[own] = std::current_exception();
+    }
   }
   // A short spin first (Note [Spin before sleeping]): replicas' forwards
   // often end within microseconds of each other.
@@ -284,7 +322,10 @@ void parallel_for_on_devices(int64_t begin,
     if (static_cast<int64_t>(helpers.size()) == most) break;
     if (!d.is_cpu()) continue;
     Executor& e = Executor::of(d);
-    if (e.is_current_thread() ||
+    // The executor of the device this thread works for is idle by
+    // contract (detail::WorkAsDeviceScope): waking it would put a third
+    // thread on the cores.
+    if (e.is_current_thread() || works_as_device == d ||
         std::find(helpers.begin(), helpers.end(), &e) != helpers.end()) {
       continue;
     }

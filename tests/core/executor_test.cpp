@@ -135,6 +135,45 @@ TEST(Executor, TaskRunsOnTheDevicesOwnThreadWithTheDeviceCurrent) {
   EXPECT_EQ(current_device(), Device("cpu:0"));
 }
 
+TEST(Executor, RunOnDevicesWorksTheCallersOwnDeviceOnTheCaller) {
+  ThreadBudget budget(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  const auto where = [&](const std::vector<Device>& devices) {
+    std::vector<std::thread::id> ids(devices.size());
+    std::vector<Device> current(devices.size(), Device(kCPU));
+    std::vector<int> nested(devices.size(), 0);
+    expect_no_errors(run_on_devices(devices, [&](size_t i) {
+      ids[i] = std::this_thread::get_id();
+      current[i] = current_device();
+      nested[i] = in_executor_thread() ? 1 : 0;
+    }));
+    for (size_t i = 0; i < devices.size(); ++i) {
+      EXPECT_EQ(current[i], devices[i]);
+      EXPECT_EQ(nested[i], 1) << devices[i] << " did not run as a device's worker";
+    }
+    return ids;
+  };
+  // cpu:0 is current: the caller works for it as its executor would, and
+  // only cpu:1 is handed to its executor.
+  const auto ids = where(cpus(2));
+  EXPECT_EQ(ids[0], caller);
+  EXPECT_NE(ids[1], caller);
+  EXPECT_EQ(current_device(), Device("cpu:0"));
+  EXPECT_FALSE(in_executor_thread());
+  // With another device current the caller works for that one.
+  {
+    const DeviceGuard guard(Device("cpu:1"));
+    const auto other = where(cpus(2));
+    EXPECT_NE(other[0], caller);
+    EXPECT_EQ(other[1], caller);
+  }
+  // A device listed twice, or none current: every task on an executor.
+  for (const auto& devices : {std::vector<Device>{Device("cpu:0"), Device("cpu:0")},
+                              std::vector<Device>{Device("cpu:1"), Device("cpu:2")}}) {
+    for (const std::thread::id& id : where(devices)) EXPECT_NE(id, caller);
+  }
+}
+
 TEST(Executor, ReusesOneThreadPerDeviceAcrossCalls) {
   ThreadBudget budget(2);
   const std::vector<Device> devices = cpus(2);

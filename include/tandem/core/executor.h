@@ -3,8 +3,9 @@
 // Work for a device runs on that device's thread, with the device current
 // (DeviceGuard) and counted as busy (see tandem/core/cpu_budget.h), so
 // replicas on cpu:0 and cpu:1 run at the same time, each with its share of
-// the cores. Threads are made on first use and live until exit; nothing is
-// created per call.
+// the cores. A caller that waits for its own CPU device's work does that
+// work itself instead (run_on_devices, the autograd engine). Threads are
+// made on first use and live until exit; nothing is created per call.
 //
 //   std::vector<tandem::Device> devices = {"cpu:0", "cpu:1"};
 //   auto errors = tandem::run_on_devices(devices, [&](size_t i) {
@@ -39,14 +40,18 @@ class Executor {
   virtual ~Executor() = default;
 };
 
-/// Whether the calling thread is some device's executor thread.
+/// Whether the calling thread is some device's executor thread, or works for
+/// a device as one (a caller running its own device's work).
 bool in_executor_thread();
 
-/// Runs task(i) for every i on devices[i]'s executor, all at once, and waits
-/// for all of them; returns one exception_ptr per task (null on success).
-/// Called from an executor thread (nested parallelism), the tasks run one
-/// after another on the calling thread, each under its DeviceGuard, which
-/// cannot deadlock.
+/// Runs task(i) for every i on devices[i], all at once, and waits for all
+/// of them; returns one exception_ptr per task (null on success). Each
+/// task runs on its device's executor, except that of the caller's current
+/// device when that is a CPU device listed once: the caller runs it itself,
+/// as the device's worker (the device current and busy, in_executor_thread()
+/// true), instead of waking that executor and sleeping. Called from an
+/// executor thread (nested parallelism), the tasks run one after another on
+/// the calling thread, each under its DeviceGuard, which cannot deadlock.
 std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& devices,
                                                const std::function<void(size_t)>& task);
 

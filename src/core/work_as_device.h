@@ -1,0 +1,32 @@
+// Private: the calling thread working for a CPU device as that device's
+// executor thread would (the autograd engine's caller, Note [Engine
+// scheduling]).
+#pragma once
+
+#include <optional>
+
+#include "tandem/core/cpu_budget.h"
+#include "tandem/core/device.h"
+#include "tandem/core/device_guard.h"
+
+namespace tandem::detail {
+
+/// Makes the calling thread, for its scope, the worker of `device` (a CPU
+/// device): the device is current, it counts as a busy device of the core
+/// budget, and in_executor_thread() holds, so parallelism nested inside
+/// treats it as the device's own worker and never hands work to the
+/// device's executor (which must not run the same work meanwhile).
+class WorkAsDeviceScope {
+ public:
+  explicit WorkAsDeviceScope(Device device);
+  ~WorkAsDeviceScope();
+  WorkAsDeviceScope(const WorkAsDeviceScope&) = delete;
+  WorkAsDeviceScope& operator=(const WorkAsDeviceScope&) = delete;
+
+ private:
+  BusyDeviceScope busy_;  // first: counted before the device is current
+  DeviceGuard guard_;
+  std::optional<Device> previous_;  // the device worked for outside the scope
+};
+
+}  // namespace tandem::detail
