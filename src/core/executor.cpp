@@ -30,6 +30,13 @@ thread_local const Executor* this_thread_executor = nullptr;
 // (detail::WorkAsDeviceScope), or none.
 thread_local std::optional<Device> works_as_device;
 
+// Whether this thread is `device`'s worker: its executor, or a caller
+// working for it (detail::WorkAsDeviceScope).
+bool works_for(Device device) {
+  return (this_thread_executor != nullptr && this_thread_executor->device() == device) ||
+         works_as_device == device;
+}
+
 class ThreadExecutor final : public Executor {
  public:
   explicit ThreadExecutor(Device device) : device_(device), thread_([this] { loop(); }) {}
@@ -235,13 +242,13 @@ bool in_executor_thread() {
 
 namespace detail {
 
-WorkAsDeviceScope::WorkAsDeviceScope(Device device)
-    : guard_(device), previous_(works_as_device) {
+WorkAsDeviceScope::WorkAsDeviceScope(Device device) : guard_(device) {
   TANDEM_INTERNAL_ASSERT(device.is_cpu(), "WorkAsDeviceScope on ", device);
+  TANDEM_INTERNAL_ASSERT(!works_as_device, "WorkAsDeviceScope inside another");
   works_as_device = device;
 }
 
-WorkAsDeviceScope::~WorkAsDeviceScope() { works_as_device = previous_; }
+WorkAsDeviceScope::~WorkAsDeviceScope() { works_as_device.reset(); }
 
 }  // namespace detail
 
@@ -264,12 +271,12 @@ std::vector<std::exception_ptr> run_on_devices(const std::vector<Device>& device
   // over and sleeping would wake that executor and leave a third thread
   // to place on the cores each time.
   const Device here = current_device();
-  const auto listed = std::count(devices.begin(), devices.end(), here);
-  const size_t own =
-      here.is_cpu() && listed == 1
-          ? static_cast<size_t>(std::find(devices.begin(), devices.end(), here) -
-                                devices.begin())
-          : devices.size();
+  const auto first = std::find(devices.begin(), devices.end(), here);
+  const bool listed_once = first != devices.end() &&
+                           std::find(first + 1, devices.end(), here) == devices.end();
+  const size_t own = here.is_cpu() && listed_once
+                         ? static_cast<size_t>(first - devices.begin())
+                         : devices.size();  // none
   // Each task keeps its own exception: a future would carry it through the
   // executor's promise, whose last reference may drop on the executor thread
   // after the caller read the exception. That is safe (libstdc++ counts
@@ -322,11 +329,10 @@ void parallel_for_on_devices(int64_t begin,
     if (static_cast<int64_t>(helpers.size()) == most) break;
     if (!d.is_cpu()) continue;
     Executor& e = Executor::of(d);
-    // The executor of the device this thread works for is idle by
-    // contract (detail::WorkAsDeviceScope): waking it would put a third
-    // thread on the cores.
-    if (e.is_current_thread() || works_as_device == d ||
-        std::find(helpers.begin(), helpers.end(), &e) != helpers.end()) {
+    // This thread's own device needs no helper: this thread is its worker
+    // (its executor, or a caller working for it, whose executor is idle by
+    // contract and would be a third thread on the cores).
+    if (works_for(d) || std::find(helpers.begin(), helpers.end(), &e) != helpers.end()) {
       continue;
     }
     helpers.push_back(&e);

@@ -3,8 +3,6 @@
 // scheduling]).
 #pragma once
 
-#include <optional>
-
 #include "tandem/core/cpu_budget.h"
 #include "tandem/core/device.h"
 #include "tandem/core/device_guard.h"
@@ -15,7 +13,8 @@ namespace tandem::detail {
 /// device): the device is current, it counts as a busy device of the core
 /// budget, and in_executor_thread() holds, so parallelism nested inside
 /// treats it as the device's own worker and never hands work to the
-/// device's executor (which must not run the same work meanwhile).
+/// device's executor (which must not run the same work meanwhile). Scopes
+/// do not nest: they are opened only where in_executor_thread() was false.
 class WorkAsDeviceScope {
  public:
   explicit WorkAsDeviceScope(Device device);
@@ -26,7 +25,6 @@ class WorkAsDeviceScope {
  private:
   BusyDeviceScope busy_;  // first: counted before the device is current
   DeviceGuard guard_;
-  std::optional<Device> previous_;  // the device worked for outside the scope
 };
 
 }  // namespace tandem::detail

@@ -1,6 +1,7 @@
 // The engine on graphs that span devices: each node runs on its device's
-// executor thread, so branches on different devices run at the same time,
-// and the results equal those of a single-device graph.
+// worker (the caller for the caller's own device, an executor thread for
+// the others), so branches on different devices run at the same time, and
+// the results equal those of a single-device graph.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -37,6 +38,31 @@ TEST(DeviceThreads, NodesRunOnTheirDevicesThreads) {
   EXPECT_EQ(seen, Device("cpu:1"));
   EXPECT_NE(thread, std::this_thread::get_id());
   EXPECT_TRUE(testing::all_close(x.grad(), full({3}, 3.0, kFloat64)));
+}
+
+TEST(DeviceThreads, TheCallersDeviceNodesRunOnTheCaller) {
+  Tensor x = randn({3}, TensorOptions(kFloat64).requires_grad(true));
+  Tensor y = x.to("cpu:1") * 3;
+  Tensor z = y.to("cpu:0") * 2;
+  std::thread::id on_cpu0, on_cpu1;
+  Device seen0(kCPU), seen1(kCPU);
+  z.register_hook([&](const Tensor&) {
+    on_cpu0 = std::this_thread::get_id();
+    seen0 = current_device();
+    return Tensor();
+  });
+  y.register_hook([&](const Tensor&) {
+    on_cpu1 = std::this_thread::get_id();
+    seen1 = current_device();
+    return Tensor();
+  });
+  z.sum().backward();  // cpu:0 is current
+  EXPECT_EQ(on_cpu0, std::this_thread::get_id());
+  EXPECT_EQ(seen0, Device("cpu:0"));
+  EXPECT_NE(on_cpu1, std::this_thread::get_id());
+  EXPECT_EQ(seen1, Device("cpu:1"));
+  EXPECT_FALSE(in_executor_thread());  // the caller's scope ended with the pass
+  EXPECT_TRUE(testing::all_close(x.grad(), full({3}, 6.0, kFloat64)));
 }
 
 TEST(DeviceThreads, BranchesOnTwoDevicesRunConcurrently) {

@@ -167,7 +167,8 @@ TEST(Executor, RunOnDevicesWorksTheCallersOwnDeviceOnTheCaller) {
     EXPECT_NE(other[0], caller);
     EXPECT_EQ(other[1], caller);
   }
-  // A device listed twice, or none current: every task on an executor.
+  // A device listed twice, or a list without the current device: every
+  // task on an executor.
   for (const auto& devices : {std::vector<Device>{Device("cpu:0"), Device("cpu:0")},
                               std::vector<Device>{Device("cpu:1"), Device("cpu:2")}}) {
     for (const std::thread::id& id : where(devices)) EXPECT_NE(id, caller);
