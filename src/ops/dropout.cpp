@@ -3,7 +3,7 @@
 //
 // The output is x * mask with mask = bernoulli(1 - p) / (1 - p), so mul's
 // backward gives the gradient g * mask without a node of our own. Inside a
-// SampleKeys scope (invariant mode) the mask is keyed by sample instead of
+// SampleKeys scope (DataParallel) the mask is keyed by sample instead of
 // drawn from the default generator (core/sample_keys.h).
 #include "tandem/ops/activation.h"
 
@@ -24,7 +24,8 @@ Tensor dropout_mask(const IntList& sizes, const Tensor& like, double p, const ch
   if (SampleKeys* keys = SampleKeys::current()) {
     TANDEM_CHECK(mask.dim() > 0,
                  op,
-                 ": a sample-keyed mask (invariant mode) needs the batch dim ",
+                 ": a sample-keyed mask (DataParallel over several devices, or invariant "
+                 "mode) needs the batch dim ",
                  keys->dim(),
                  ", but the input is 0-dimensional");
     kernels.bernoulli_keyed(mask,

@@ -1,8 +1,25 @@
+// DataParallel's forward over several devices: scatter, replicate, apply,
+// gather (invariant mode's is in micro_batches.cpp).
+//
+// Note [Masks keyed by sample]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Replicas on logical CPU devices share one default generator, and their
+// threads reach it in whatever order the scheduler gives: masks drawn from
+// it (dropout's) would land on other samples in every run, and so would the
+// weights. Each replica's forward therefore runs in a SampleKeys scope: one
+// seed drawn per forward from the default generator, and each sample's mask
+// keyed by that seed, the draw's number and the sample's index in the whole
+// batch (Note [Sample-keyed masks] in backend/cpu/random.cpp). A run is
+// repeatable from its seed, and a sample keeps its mask whatever the cut
+// (even, shares, auto moving it) and whichever device computes it, CPU or
+// GPU. One device calls the module directly, which draws from the stream as
+// the module alone does.
 #include "tandem/parallel/data_parallel.h"
 
 #include <algorithm>
 
 #include "tandem/core/device_guard.h"
+#include "tandem/core/sample_keys.h"
 #include "tandem/core/wrap_dim.h"
 #include "tandem/parallel/cut_plan.h"
 #include "tandem/parallel/replicate.h"
@@ -70,9 +87,18 @@ TensorTree replicate_apply_gather(const std::shared_ptr<nn::Module>& module,
                                   ReplicaCache* cache) {
   const std::vector<Device> used(devices.begin(), devices.begin() + scattered.size());
   const auto replicas = replicate_module(module, used, cache);
+  // Note [Masks keyed by sample]: where each piece's rows start in the batch.
+  const uint64_t seed = draw_mask_seed(*module);
+  std::vector<int64_t> first_row(scattered.size(), 0);
+  for (size_t i = 1; i < scattered.size(); ++i) {
+    first_row[i] = first_row[i - 1] + batch_rows(scattered[i - 1], {used[i - 1]}, dim);
+  }
   const std::vector<TensorTree> outputs = parallel_apply(
       replicas.size(),
-      [&](size_t i, const TensorTree& input) { return forward(*replicas[i], input); },
+      [&](size_t i, const TensorTree& input) {
+        SampleKeys keys(seed, first_row[i], dim);
+        return forward(*replicas[i], input);
+      },
       scattered,
       used);
   return gather(outputs, output_device, dim);

@@ -2,10 +2,10 @@
 // a random mask drawn over a batch (dropout's) takes each sample's numbers
 // from a counter-based stream keyed by the scope's seed, the draw's number
 // within the scope and the sample's index in the whole batch, instead of
-// from the default generator. nn::DataParallel's invariant mode opens one
-// around each micro-batch's forward, so a sample gets the same mask
-// whichever device, micro-batch or thread computes it (Note [Sample-keyed
-// masks] in backend/cpu/random.cpp).
+// from the default generator. nn::DataParallel opens one around each
+// replica's forward (each micro-batch's in invariant mode), so a sample gets
+// the same mask whichever device, micro-batch or thread computes it (Note
+// [Sample-keyed masks] in backend/cpu/random.cpp).
 //
 //   tandem::SampleKeys keys(seed, /*first_row=*/64, /*dim=*/0);
 //   auto y = tandem::dropout(x, 0.5, true);  // x's rows are samples 64, 65, ...

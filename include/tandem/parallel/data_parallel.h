@@ -108,7 +108,8 @@ PlannedScatter scatter_planned(const TensorTree& inputs,
                                int64_t dim);
 
 /// replicate onto the first scattered.size() devices (from `cache` when
-/// given), parallel_apply, gather onto `output_device`.
+/// given), parallel_apply with masks keyed by sample (the pieces are the
+/// batch's rows in order), gather onto `output_device`.
 TensorTree replicate_apply_gather(const std::shared_ptr<nn::Module>& module,
                                   const Forward& forward,
                                   const std::vector<TensorTree>& scattered,
@@ -154,8 +155,9 @@ TensorTree micro_batch_part_apply(const std::shared_ptr<nn::Module>& module,
                                   ReplicaCache* cache,
                                   GradientSum sum);
 
-/// The seed of a forward's sample-keyed masks in invariant mode: a draw
-/// from the default generator while `module` trains, 0 in eval mode.
+/// The seed of a forward's sample-keyed masks (Note [Masks keyed by sample]
+/// in data_parallel.cpp): a draw from the default generator while `module`
+/// trains, 0 in eval mode.
 uint64_t draw_mask_seed(const nn::Module& module);
 
 TensorTree data_parallel(const std::shared_ptr<nn::Module>& module,

@@ -1,0 +1,67 @@
+// Dropout under DataParallel over several devices (Note [Masks keyed by
+// sample] in src/parallel/data_parallel.cpp): the replicas' threads share the
+// default generator, so masks drawn from it in thread order would differ
+// run to run. Keyed by sample, a run repeats from its seed, and a sample's
+// mask does not depend on the cut or the device count.
+#include "parallel/parallel_testing.h"
+
+namespace {
+
+namespace nn = tandem::nn;
+using tandem::Tensor;
+using tandem::testing::cpu_devices;
+
+// DataParallel(Dropout(0.5)) over ones: the output is the mask itself
+// (0 or 2), drawn after seeding the default generator with `seed`.
+Tensor masks(const nn::DataParallelOptions& options, uint64_t seed, int64_t rows = 13) {
+  nn::Dropout dropout(nn::DropoutOptions(0.5));
+  nn::DataParallel dp(dropout, options);
+  tandem::manual_seed(seed);
+  return dp(tandem::ones({rows, 40}));
+}
+
+TEST(DropoutDataParallel, ARunRepeatsFromItsSeed) {
+  const auto options = nn::DataParallelOptions().device_ids(cpu_devices(2));
+  const Tensor first = masks(options, 3);
+  for (int run = 0; run < 20; ++run) {
+    ASSERT_TRUE(tandem::equal(masks(options, 3), first)) << "run " << run;
+  }
+  EXPECT_FALSE(tandem::equal(masks(options, 4), first));
+  const double kept = (first != 0).to(tandem::kFloat64).mean().item<double>();
+  EXPECT_NEAR(kept, 0.5, 0.08);
+}
+
+TEST(DropoutDataParallel, ASampleKeepsItsMaskWhateverTheCut) {
+  const Tensor even = masks(nn::DataParallelOptions().device_ids(cpu_devices(2)), 9);
+  EXPECT_TRUE(tandem::equal(
+      masks(nn::DataParallelOptions().device_ids(cpu_devices(2)).shares({3, 1}), 9), even));
+  EXPECT_TRUE(tandem::equal(masks(nn::DataParallelOptions().device_ids(cpu_devices(3)), 9),
+                            even));
+  EXPECT_TRUE(tandem::equal(
+      masks(nn::DataParallelOptions().device_ids(cpu_devices(4)).shares({1, 0, 2, 5}), 9),
+      even));
+  // Rows are samples: no two of the 13 draw the same 40-element mask.
+  for (int64_t i = 1; i < even.size(0); ++i) {
+    EXPECT_FALSE(tandem::equal(even[i], even[0])) << "row " << i;
+  }
+}
+
+TEST(DropoutDataParallel, TheBatchMayLieAlongAnotherDim) {
+  nn::Dropout dropout(nn::DropoutOptions(0.5));
+  auto run = [&](int devices) {
+    nn::DataParallel dp(dropout, nn::DataParallelOptions().device_ids(cpu_devices(devices)).dim(1));
+    tandem::manual_seed(1);
+    return dp(tandem::ones({3, 10, 7}));
+  };
+  EXPECT_TRUE(tandem::equal(run(2), run(3)));
+}
+
+TEST(DropoutDataParallel, EvalModeDropsNothing) {
+  nn::Dropout dropout(nn::DropoutOptions(0.5));
+  dropout->eval();
+  nn::DataParallel dp(dropout, nn::DataParallelOptions().device_ids(cpu_devices(2)));
+  const Tensor x = tandem::randn({6, 5});
+  EXPECT_TRUE(tandem::equal(dp(x), x));
+}
+
+}  // namespace
