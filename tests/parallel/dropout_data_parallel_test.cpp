@@ -34,9 +34,10 @@ TEST(DropoutDataParallel, ARunRepeatsFromItsSeed) {
 TEST(DropoutDataParallel, ASampleKeepsItsMaskWhateverTheCut) {
   const Tensor even = masks(nn::DataParallelOptions().device_ids(cpu_devices(2)), 9);
   EXPECT_TRUE(tandem::equal(
-      masks(nn::DataParallelOptions().device_ids(cpu_devices(2)).shares({3, 1}), 9), even));
-  EXPECT_TRUE(tandem::equal(masks(nn::DataParallelOptions().device_ids(cpu_devices(3)), 9),
-                            even));
+      masks(nn::DataParallelOptions().device_ids(cpu_devices(2)).shares({3, 1}), 9),
+      even));
+  EXPECT_TRUE(tandem::equal(
+      masks(nn::DataParallelOptions().device_ids(cpu_devices(3)), 9), even));
   EXPECT_TRUE(tandem::equal(
       masks(nn::DataParallelOptions().device_ids(cpu_devices(4)).shares({1, 0, 2, 5}), 9),
       even));
@@ -49,7 +50,8 @@ TEST(DropoutDataParallel, ASampleKeepsItsMaskWhateverTheCut) {
 TEST(DropoutDataParallel, TheBatchMayLieAlongAnotherDim) {
   nn::Dropout dropout(nn::DropoutOptions(0.5));
   auto run = [&](int devices) {
-    nn::DataParallel dp(dropout, nn::DataParallelOptions().device_ids(cpu_devices(devices)).dim(1));
+    nn::DataParallel dp(
+        dropout, nn::DataParallelOptions().device_ids(cpu_devices(devices)).dim(1));
     tandem::manual_seed(1);
     return dp(tandem::ones({3, 10, 7}));
   };
