@@ -3,6 +3,10 @@
 // default generator, so masks drawn from it in thread order would differ
 // run to run. Keyed by sample, a run repeats from its seed, and a sample's
 // mask does not depend on the cut or the device count.
+#include <chrono>
+#include <optional>
+#include <thread>
+
 #include "parallel/parallel_testing.h"
 
 namespace {
@@ -20,13 +24,33 @@ Tensor masks(const nn::DataParallelOptions& options, uint64_t seed, int64_t rows
   return dp(tandem::ones({rows, 40}));
 }
 
-TEST(DropoutDataParallel, ARunRepeatsFromItsSeed) {
-  const auto options = nn::DataParallelOptions().device_ids(cpu_devices(2));
-  const Tensor first = masks(options, 3);
-  for (int run = 0; run < 20; ++run) {
-    ASSERT_TRUE(tandem::equal(masks(options, 3), first)) << "run " << run;
+// Dropout whose replica on `late` waits first, so that the other replicas
+// reach the generator before it does (a plain member reaches the replicas).
+struct LateDropoutImpl : nn::Cloneable<LateDropoutImpl> {
+  LateDropoutImpl() { reset(); }
+  void reset() override {}
+  Tensor forward(const Tensor& x) {
+    if (late && tandem::current_device() == *late) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return tandem::dropout(x, 0.5, is_training());
   }
-  EXPECT_FALSE(tandem::equal(masks(options, 4), first));
+  std::optional<tandem::Device> late;
+};
+TANDEM_MODULE(LateDropout);
+
+TEST(DropoutDataParallel, ARunRepeatsFromItsSeedWhateverTheThreadOrder) {
+  LateDropout dropout;
+  nn::DataParallel dp(dropout, nn::DataParallelOptions().device_ids(cpu_devices(2)));
+  auto run = [&](std::optional<tandem::Device> late, uint64_t seed) {
+    dropout->late = late;
+    tandem::manual_seed(seed);
+    return dp(tandem::ones({13, 40}));
+  };
+  const Tensor first = run(std::nullopt, 3);
+  EXPECT_TRUE(tandem::equal(run(tandem::Device("cpu:0"), 3), first));
+  EXPECT_TRUE(tandem::equal(run(tandem::Device("cpu:1"), 3), first));
+  EXPECT_FALSE(tandem::equal(run(std::nullopt, 4), first));
   const double kept = (first != 0).to(tandem::kFloat64).mean().item<double>();
   EXPECT_NEAR(kept, 0.5, 0.08);
 }
