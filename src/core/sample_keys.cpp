@@ -15,8 +15,15 @@ uint64_t mix(uint64_t z) {
 
 }  // namespace
 
-SampleKeys::SampleKeys(uint64_t seed, int64_t first_row, int64_t dim) noexcept
-    : seed_(seed), first_row_(first_row), dim_(dim), previous_(current_keys) {
+SampleKeys::SampleKeys(uint64_t seed,
+                       int64_t first_row,
+                       int64_t rows,
+                       int64_t dim) noexcept
+    : seed_(seed),
+      first_row_(first_row),
+      rows_(rows),
+      dim_(dim),
+      previous_(current_keys) {
   current_keys = this;
 }
 

@@ -89,14 +89,16 @@ TensorTree replicate_apply_gather(const std::shared_ptr<nn::Module>& module,
   const auto replicas = replicate_module(module, used, cache);
   // Note [Masks keyed by sample]: where each piece's rows start in the batch.
   const uint64_t seed = draw_mask_seed(*module);
+  std::vector<int64_t> rows(scattered.size());
   std::vector<int64_t> first_row(scattered.size(), 0);
-  for (size_t i = 1; i < scattered.size(); ++i) {
-    first_row[i] = first_row[i - 1] + batch_rows(scattered[i - 1], {used[i - 1]}, dim);
+  for (size_t i = 0; i < scattered.size(); ++i) {
+    rows[i] = batch_rows(scattered[i], {used[i]}, dim);
+    if (i > 0) first_row[i] = first_row[i - 1] + rows[i - 1];
   }
   const std::vector<TensorTree> outputs = parallel_apply(
       replicas.size(),
       [&](size_t i, const TensorTree& input) {
-        SampleKeys keys(seed, first_row[i], dim);
+        SampleKeys keys(seed, first_row[i], rows[i], dim);
         return forward(*replicas[i], input);
       },
       scattered,

@@ -98,7 +98,10 @@ TensorTree run_micro_batches(const std::shared_ptr<nn::Module>& module,
   const std::vector<TensorTree> outputs = parallel_apply(
       replicas.size(),
       [&](size_t j, const TensorTree& piece) {
-        SampleKeys keys(seed, (first + static_cast<int64_t>(j)) * micro_batch, dim);
+        SampleKeys keys(seed,
+                        (first + static_cast<int64_t>(j)) * micro_batch,
+                        batch_rows(piece, {on[j]}, dim),
+                        dim);
         return forward(*replicas[j], piece);
       },
       pieces,

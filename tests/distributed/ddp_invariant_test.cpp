@@ -117,7 +117,9 @@ TEST(DdpInvariant, CutHandsOutWholeMicroBatchesAtLeastOneEach) {
   int64_t total = 0;
   for (size_t r = 0; r < cut.size(); ++r) {
     EXPECT_GE(cut[r], 1);
-    if (r + 1 < cut.size()) EXPECT_EQ(cut[r] % 4, 0) << "rank " << r;
+    if (r + 1 < cut.size()) {
+      EXPECT_EQ(cut[r] % 4, 0) << "rank " << r;
+    }
     total += cut[r];
   }
   EXPECT_EQ(total, 30);

@@ -82,6 +82,46 @@ TEST(DropoutDataParallel, TheBatchMayLieAlongAnotherDim) {
   EXPECT_TRUE(tandem::equal(run(2), run(3)));
 }
 
+// Dropout over attention weights laid out [batch * heads, L, S], sample-major
+// as multi-head attention packs them, of ones: the output is the masks,
+// [batch, heads * L * S].
+struct HeadsDropoutImpl : nn::Cloneable<HeadsDropoutImpl> {
+  static constexpr int64_t kHeads = 3;
+  HeadsDropoutImpl() { reset(); }
+  void reset() override {}
+  Tensor forward(const Tensor& x) {
+    const int64_t batch = x.size(0);
+    const Tensor weights = tandem::ones({batch * kHeads, 5, 8});
+    return tandem::dropout(weights, 0.5, is_training()).reshape({batch, -1});
+  }
+};
+TANDEM_MODULE(HeadsDropout);
+
+// Note [What a mask is keyed by] in src/ops/dropout.cpp: each run of
+// `heads` rows is one sample's, so a sample keeps its heads' masks whatever
+// the cut, and no two (sample, head) rows of the batch share a mask (keyed
+// row by row, the second replica's rows took the first one's keys).
+TEST(DropoutDataParallel, MasksOverHeadsAreKeyedBySampleToo) {
+  HeadsDropout heads;
+  auto run = [&](const nn::DataParallelOptions& options) {
+    nn::DataParallel dp(heads, options);
+    tandem::manual_seed(2);
+    return dp(tandem::ones({13, 1}));
+  };
+  const Tensor even = run(nn::DataParallelOptions().device_ids(cpu_devices(2)));
+  EXPECT_TRUE(
+      tandem::equal(run(nn::DataParallelOptions().device_ids(cpu_devices(3))), even));
+  EXPECT_TRUE(tandem::equal(
+      run(nn::DataParallelOptions().device_ids(cpu_devices(4)).shares({1, 0, 2, 5})),
+      even));
+  const Tensor rows = even.reshape({13 * HeadsDropoutImpl::kHeads, -1});
+  for (int64_t i = 0; i < rows.size(0); ++i) {
+    for (int64_t j = i + 1; j < rows.size(0); ++j) {
+      EXPECT_FALSE(tandem::equal(rows[i], rows[j])) << "rows " << i << " and " << j;
+    }
+  }
+}
+
 TEST(DropoutDataParallel, EvalModeDropsNothing) {
   nn::Dropout dropout(nn::DropoutOptions(0.5));
   dropout->eval();

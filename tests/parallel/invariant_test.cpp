@@ -41,13 +41,13 @@ struct DeviceSetup {
 
 std::vector<DeviceSetup> setups() {
   return {
-      {"cpu:0", cpu_devices(1)},
-      {"cpu:0,1 even", cpu_devices(2)},
+      {"cpu:0", cpu_devices(1), std::nullopt},
+      {"cpu:0,1 even", cpu_devices(2), std::nullopt},
       {"cpu:0,1 shares 3,1", cpu_devices(2), std::vector<double>{3, 1}},
       {"cpu:0,1 auto", cpu_devices(2), std::nullopt, nn::Balance::kAuto},
-      {"cpu:0..2 even", cpu_devices(3)},
+      {"cpu:0..2 even", cpu_devices(3), std::nullopt},
       {"cpu:0..2 shares 1,0,2", cpu_devices(3), std::vector<double>{1, 0, 2}},
-      {"cpu:0..3 even", cpu_devices(4)},
+      {"cpu:0..3 even", cpu_devices(4), std::nullopt},
       {"cpu:0..3 shares 4,3,2,1", cpu_devices(4), std::vector<double>{4, 3, 2, 1}},
       {"cpu:0..3 auto from 1,2,3,4",
        cpu_devices(4),
@@ -188,7 +188,7 @@ TANDEM_MODULE(RowsSeen);
 TEST(InvariantMode, EveryCallSeesOneMicroBatchWhateverTheDevices) {
   for (int n = 1; n <= 4; ++n) {
     RowsSeen model;
-    nn::DataParallel dp(model, invariant_on({"", cpu_devices(n)}, 8));
+    nn::DataParallel dp(model, invariant_on({"", cpu_devices(n), std::nullopt}, 8));
     EXPECT_EQ(dp(tandem::randn({30, 5})).sizes(), tandem::IntList({30, 2}));
     std::vector<int64_t> rows = model->seen->rows;
     std::sort(rows.begin(), rows.end());
@@ -215,7 +215,7 @@ TEST(InvariantMode, CreateGraphSumsInTheSameTree) {
 
 TEST(InvariantMode, RefusesBatchNormWhileTrainingNamingIt) {
   auto model = nn::Sequential(nn::Linear(4, 6), nn::BatchNorm1d(6), nn::Linear(6, 2));
-  nn::DataParallel dp(model, invariant_on({"", cpu_devices(2)}, 4));
+  nn::DataParallel dp(model, invariant_on({"", cpu_devices(2), std::nullopt}, 4));
   EXPECT_TRUE(throws_with(
       [&] {
         dp(tandem::randn({10, 4}));
@@ -243,7 +243,7 @@ TEST(InvariantMode, DropoutMasksAreKeyedBySampleNotByCall) {
   // first_row 4; and two seeds give different masks.
   const Tensor x = tandem::ones({10, 50});
   auto draw = [&](uint64_t seed, int64_t first_row, const Tensor& input) {
-    tandem::SampleKeys keys(seed, first_row, 0);
+    tandem::SampleKeys keys(seed, first_row, input.size(0), 0);
     return tandem::dropout(input, 0.5, true);
   };
   const Tensor whole = draw(1, 0, x);
@@ -255,11 +255,34 @@ TEST(InvariantMode, DropoutMasksAreKeyedBySampleNotByCall) {
   // Batch on dim 1 (time-major): the same rule along that dim.
   const Tensor t = tandem::ones({3, 10, 7});
   auto draw_dim1 = [&](int64_t first_row, const Tensor& input) {
-    tandem::SampleKeys keys(5, first_row, 1);
+    tandem::SampleKeys keys(5, first_row, input.size(1), 1);
     return tandem::dropout(input, 0.5, true);
   };
   EXPECT_TRUE(tandem::equal(draw_dim1(0, t).narrow(1, 2, 8),
                             draw_dim1(2, t.narrow(1, 2, 8).contiguous())));
+}
+
+// Note [What a mask is keyed by] in src/ops/dropout.cpp.
+TEST(InvariantMode, MasksOverSeveralRowsPerSampleOrNoneAreKeyedToo) {
+  auto draw = [](int64_t first_row, int64_t rows, const Tensor& input) {
+    tandem::SampleKeys keys(7, first_row, rows, 0);
+    return tandem::dropout(input, 0.5, true);
+  };
+  // Three rows per sample ([batch * heads, ...]): samples 4.. of a 10-sample
+  // draw equal a 6-sample draw that starts at sample 4.
+  const Tensor heads = tandem::ones({30, 16});
+  EXPECT_TRUE(tandem::equal(draw(0, 10, heads).narrow(0, 12, 18),
+                            draw(4, 6, heads.narrow(0, 12, 18).contiguous())));
+  // Keyed row by row, a piece of samples 4.. would have drawn its first rows
+  // with the keys of rows 4.. of the piece before it.
+  const Tensor first = draw(0, 4, tandem::ones({12, 16}));
+  const Tensor second = draw(4, 4, tandem::ones({12, 16}));
+  EXPECT_FALSE(tandem::equal(first.narrow(0, 4, 8), second.narrow(0, 0, 8)));
+  // A tensor not laid out by sample (7 rows for a 4-sample piece) is drawn
+  // whole per piece: the same for the same piece, apart for another.
+  const Tensor other = tandem::ones({7, 16});
+  EXPECT_TRUE(tandem::equal(draw(4, 4, other), draw(4, 4, other)));
+  EXPECT_FALSE(tandem::equal(draw(0, 4, other), draw(4, 4, other)));
 }
 
 }  // namespace
