@@ -6,6 +6,7 @@
 #include <chrono>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "parallel/parallel_testing.h"
 
@@ -120,6 +121,41 @@ TEST(DropoutDataParallel, MasksOverHeadsAreKeyedBySampleToo) {
       EXPECT_FALSE(tandem::equal(rows[i], rows[j])) << "rows " << i << " and " << j;
     }
   }
+}
+
+// Self-attention with dropout on its weights, batch first: the weights it
+// drops are [batch * heads, L, L].
+struct SelfAttentionImpl : nn::Cloneable<SelfAttentionImpl> {
+  SelfAttentionImpl() { reset(); }
+  void reset() override {
+    attention = register_module(
+        "attention",
+        nn::MultiheadAttention(
+            nn::MultiheadAttentionOptions(8, 2).dropout(0.5).batch_first(true)));
+  }
+  Tensor forward(const Tensor& x) { return std::get<0>(attention->forward(x, x, x)); }
+  nn::MultiheadAttention attention{nullptr};
+};
+TANDEM_MODULE(SelfAttention);
+
+TEST(DropoutDataParallel, AttentionDropoutKeepsASamplesMasksWhateverTheCut) {
+  tandem::manual_seed(0);
+  SelfAttention attention;
+  const Tensor x = tandem::randn({9, 5, 8}, tandem::kFloat64);
+  attention->to(tandem::kFloat64);
+  auto run = [&](int devices) {
+    nn::DataParallel dp(attention,
+                        nn::DataParallelOptions().device_ids(cpu_devices(devices)));
+    tandem::manual_seed(4);
+    return dp(x);
+  };
+  const Tensor two = run(2);
+  // The same masks: the outputs differ only by how the products round.
+  EXPECT_TRUE(tandem::allclose(run(3), two, 1e-12, 1e-12));
+  EXPECT_TRUE(tandem::allclose(run(4), two, 1e-12, 1e-12));
+  nn::DataParallel dp(attention, nn::DataParallelOptions().device_ids(cpu_devices(2)));
+  tandem::manual_seed(5);
+  EXPECT_FALSE(tandem::allclose(dp(x), two, 1e-3, 1e-3));  // another seed, other masks
 }
 
 TEST(DropoutDataParallel, EvalModeDropsNothing) {
