@@ -11,10 +11,13 @@ gradients by their rows:
   3 processes, with 1, and with --balance auto; 2 devices resumed on 1;
 - bad shares (wrong count, negative, all zero) are usage errors naming the
   flag, printed once under mpiexec; --balance with --workers under mpiexec
-  is refused.
+  is refused;
+- `tandem bench` under mpiexec takes one share per process, as train does,
+  and reports them.
 
 Usage: check_train_shares.py --mpiexec PATH [--numproc-flag -np]
                              [--flags "--allow-run-as-root;--oversubscribe"] TANDEM"""
+import json
 import os
 import sys
 import tempfile
@@ -101,6 +104,16 @@ def check_bad_shares(launch, data):
     print("bad shares: usage errors naming the flag, printed once")
 
 
+def check_bench_shares(launch):
+    result = launch.run(2, "--threads", "1", "bench", "--model", "mlp", "--batch-size", "16",
+                        "--steps", "2", "--warmup", "0", "--balance", "3,1")
+    report = json.loads(result.stdout.splitlines()[-1])
+    if (report["processes"], report["balance"], report["shares"]) != (2, "3,1", "0.75/0.25"):
+        fail("bench --balance 3,1 under mpiexec -np 2: expected shares 0.75/0.25",
+             result.stdout + result.stderr)
+    print("bench under mpiexec: one share per process")
+
+
 def main():
     launch = launcher_from_command_line()
     with tempfile.TemporaryDirectory() as work:
@@ -109,6 +122,7 @@ def main():
         check_shares(runs)
         check_resume_at_another_world_size(runs)
         check_bad_shares(launch, data)
+    check_bench_shares(launch)
 
 
 if __name__ == "__main__":

@@ -88,7 +88,9 @@ int run_bench(const BenchFlags& flags) {
   manual_seed(flags.seed);
   Workload work = make_workload(name, batch);
   const std::vector<Device> devices = parse_device_list(flags.devices);
-  Balancing balancing = parse_balance(flags.balance, devices.size());
+  // Under mpirun the shares are the processes' (as for train).
+  Balancing balancing = parse_balance(
+      flags.balance, group ? static_cast<size_t>(group->size()) : devices.size());
   balancing.micro_batch = parse_invariant(flags.invariant);
   ModelOnDevices model(
       work.model,
