@@ -17,6 +17,7 @@
 #include "tandem/parallel/data_parallel.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "tandem/core/device_guard.h"
 #include "tandem/core/sample_keys.h"
@@ -89,12 +90,12 @@ TensorTree replicate_apply_gather(const std::shared_ptr<nn::Module>& module,
   const auto replicas = replicate_module(module, used, cache);
   // Note [Masks keyed by sample]: where each piece's rows start in the batch.
   const uint64_t seed = draw_mask_seed(*module);
-  std::vector<int64_t> rows(scattered.size());
-  std::vector<int64_t> first_row(scattered.size(), 0);
+  std::vector<int64_t> rows;
   for (size_t i = 0; i < scattered.size(); ++i) {
-    rows[i] = batch_rows(scattered[i], {used[i]}, dim);
-    if (i > 0) first_row[i] = first_row[i - 1] + rows[i - 1];
+    rows.push_back(batch_rows(scattered[i], {used[i]}, dim));
   }
+  std::vector<int64_t> first_row(rows.size());
+  std::exclusive_scan(rows.begin(), rows.end(), first_row.begin(), int64_t{0});
   const std::vector<TensorTree> outputs = parallel_apply(
       replicas.size(),
       [&](size_t i, const TensorTree& input) {

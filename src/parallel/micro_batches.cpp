@@ -79,13 +79,14 @@ void check_no_batch_statistics(const nn::Module& module) {
   }
 }
 
-// Runs piece j (micro-batch first + j of the batch) on a replica of its
-// own on on[j], with that micro-batch's sample-keyed masks, and gathers
-// the outputs onto `output_device` in order; backward adds the replicas'
-// gradients by `sum`.
+// Cuts `input` into pieces of `sizes` rows and runs piece j (micro-batch
+// first + j of the batch) on a replica of its own on on[j], with that
+// micro-batch's sample-keyed masks, and gathers the outputs onto
+// `output_device` in order; backward adds the replicas' gradients by `sum`.
 TensorTree run_micro_batches(const std::shared_ptr<nn::Module>& module,
                              const Forward& forward,
-                             const std::vector<TensorTree>& pieces,
+                             const TensorTree& input,
+                             const std::vector<int64_t>& sizes,
                              const std::vector<Device>& on,
                              int64_t first,
                              int64_t micro_batch,
@@ -98,13 +99,11 @@ TensorTree run_micro_batches(const std::shared_ptr<nn::Module>& module,
   const std::vector<TensorTree> outputs = parallel_apply(
       replicas.size(),
       [&](size_t j, const TensorTree& piece) {
-        SampleKeys keys(seed,
-                        (first + static_cast<int64_t>(j)) * micro_batch,
-                        batch_rows(piece, {on[j]}, dim),
-                        dim);
+        SampleKeys keys(
+            seed, (first + static_cast<int64_t>(j)) * micro_batch, sizes[j], dim);
         return forward(*replicas[j], piece);
       },
-      pieces,
+      scatter(input, on, sizes, dim),
       on);
   return gather(outputs, output_device, dim);
 }
@@ -154,7 +153,8 @@ TensorTree micro_batch_apply(const std::shared_ptr<nn::Module>& module,
     on.insert(on.end(), per_device[d], devices[d]);
   return run_micro_batches(module,
                            forward,
-                           scatter(input, on, sizes, dim),
+                           input,
+                           sizes,
                            on,
                            /*first=*/0,
                            micro_batch,
@@ -184,7 +184,8 @@ TensorTree micro_batch_part_apply(const std::shared_ptr<nn::Module>& module,
   const std::vector<Device> on(sizes.size(), device);
   return run_micro_batches(module,
                            forward,
-                           scatter(input, on, sizes, dim),
+                           input,
+                           sizes,
                            on,
                            first,
                            micro_batch,
