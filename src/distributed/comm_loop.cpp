@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "distributed/collective_check.h"
+#include "distributed/host_allreduce.h"
 #include "distributed/runtime.h"
 #include "tandem/core/error.h"
 #include "tandem/core/profiler.h"
@@ -26,6 +27,11 @@ constexpr std::chrono::microseconds kIdleWait{2000};
 // With only GPU collectives in flight there is nothing to progress: the GPU
 // runs them. The thread checks their events this often.
 constexpr std::chrono::microseconds kGpuPoll{100};
+// With only shared-memory reductions in flight and no chunk of theirs free
+// to add, the thread waits for the other ranks this long between looks:
+// nothing needs its polling to progress, and a rank slowed by a CPU quota
+// keeps its time for its backward.
+constexpr std::chrono::microseconds kHostPoll{20};
 // See start_exit_barrier().
 constexpr std::chrono::milliseconds kExitMargin{1000};
 
@@ -118,11 +124,16 @@ bool CommLoop::run() {
 std::chrono::microseconds CommLoop::idle_wait() const {
   if (timing_out_ != nullptr) return std::chrono::microseconds(0);
   bool on_gpu = false;
+  bool on_host = false;
   for (const auto& op : active_) {
     if (op->request != MPI_REQUEST_NULL) return std::chrono::microseconds(0);
     on_gpu = on_gpu || op->stage == OpStage::kGpu;
+    if (op->stage == OpStage::kHost) {
+      if (op->host->claimable()) return std::chrono::microseconds(0);
+      on_host = true;
+    }
   }
-  return on_gpu ? kGpuPoll : kIdleWait;
+  return on_host ? kHostPoll : on_gpu ? kGpuPoll : kIdleWait;
 }
 
 void CommLoop::start(std::unique_ptr<CollectiveOp> op) {
@@ -151,6 +162,11 @@ void CommLoop::begin(CollectiveOp& op) {
   group_->recorder.started(op.work->seq, Clock::now());
   if (op.nccl) {
     start_on_gpu(op);
+    return;
+  }
+  if (op.host) {
+    op.stage = OpStage::kHost;
+    op.host->arrive();
     return;
   }
   op.stage = OpStage::kMpi;
@@ -314,6 +330,7 @@ bool CommLoop::poll() {
   if (active_.empty()) return progressed;
   progressed = poll_mpi() || progressed;
   progressed = poll_gpu() || progressed;
+  progressed = poll_host() || progressed;
   std::erase_if(active_, [](const std::unique_ptr<CollectiveOp>& op) {
     return op->stage == OpStage::kDone;
   });
@@ -384,6 +401,19 @@ bool CommLoop::poll_gpu() {
       oldest,
       /*notify=*/true);
   return true;
+}
+
+bool CommLoop::poll_host() {
+  bool progressed = false;
+  for (auto& op : active_) {
+    if (op->stage != OpStage::kHost) continue;
+    progressed = op->host->work() || progressed;
+    if (op->host->done()) {
+      complete(*op, "");
+      progressed = true;
+    }
+  }
+  return progressed;
 }
 
 void CommLoop::complete(CollectiveOp& op, const std::string& error) {
@@ -517,7 +547,9 @@ std::string CommLoop::timeout_message(const CollectiveOp& op) const {
   if (missing.empty() && exit) return message;
   if (missing.empty()) {
     return message + ": every rank has started it, but " +
-           (op.stage == OpStage::kGpu ? "NCCL" : "MPI") +
+           (op.stage == OpStage::kGpu    ? "NCCL"
+            : op.stage == OpStage::kHost ? "the shared-memory reduction"
+                                         : "MPI") +
            " has not completed it (do the ranks call collectives in different orders, or "
            "with different sizes?)";
   }

@@ -59,6 +59,9 @@ class CommLoop {
   bool poll();
   bool poll_mpi();
   bool poll_gpu();
+  /// Adds a chunk of each shared-memory reduction that has one free, and
+  /// completes those every rank has finished (host_allreduce.h).
+  bool poll_host();
   /// Finishes `op` with `error` ("": success).
   void complete(CollectiveOp& op, const std::string& error);
   /// The collective's span, from begin() to now, if a profiler records.

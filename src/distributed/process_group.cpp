@@ -156,6 +156,10 @@ Work enqueue(const std::shared_ptr<detail::GroupState>& group,
 
 }  // namespace
 
+const std::shared_ptr<detail::GroupState>& detail::group_state(const ProcessGroup& group) {
+  return group.state_;
+}
+
 ProcessGroup::ProcessGroup(std::shared_ptr<detail::GroupState> state)
     : state_(std::move(state)) {}
 

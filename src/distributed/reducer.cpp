@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backend/dispatch.h"
+#include "distributed/host_allreduce.h"
 #include "tandem/autograd/engine.h"
 #include "tandem/core/error.h"
 #include "tandem/core/profiler.h"
@@ -118,15 +119,30 @@ void Reducer::install_buckets(const std::vector<std::vector<size_t>>& assignment
   NoGradGuard no_grad;
   std::vector<Bucket> fresh(assignment.size());
   std::vector<Slot> slots(params_.size());
+  // Where each bucket goes in a window shared by the ranks on this host
+  // (Note [Reducing on the host] in host_allreduce.cpp), if they all can.
+  std::vector<int64_t> numels(assignment.size());
+  std::vector<size_t> offsets(assignment.size());
+  size_t window_bytes = 0;
+  bool all_cpu = true;
+  for (size_t b = 0; b < assignment.size(); ++b) {
+    const bool last = b + 1 == assignment.size();
+    numels[b] = last ? static_cast<int64_t>(params_.size()) : 0;
+    for (size_t index : assignment[b]) numels[b] += params_[index].numel();
+    const Tensor& first = params_[assignment[b].front()];
+    all_cpu = all_cpu && first.is_cpu();
+    offsets[b] = window_bytes;
+    window_bytes += (static_cast<size_t>(numels[b]) * first.element_size() + 63) / 64 * 64;
+  }
+  window_ = HostWindow::create(*group_, window_bytes, assignment.size(), all_cpu);
   for (size_t b = 0; b < assignment.size(); ++b) {
     Bucket& bucket = fresh[b];
     bucket.params = assignment[b];
-    int64_t numel = 0;
-    for (size_t index : bucket.params) numel += params_[index].numel();
-    const bool last = b + 1 == assignment.size();
     const Tensor& first = params_[bucket.params.front()];
-    bucket.flat = zeros({numel + (last ? static_cast<int64_t>(params_.size()) : 0)},
-                        TensorOptions(first.dtype()).device(first.device()));
+    bucket.offset = offsets[b];
+    bucket.flat = window_ ? window_->tensor(offsets[b], numels[b], first.dtype())
+                          : zeros({numels[b]},
+                                  TensorOptions(first.dtype()).device(first.device()));
     int64_t offset = 0;
     for (size_t position = 0; position < bucket.params.size(); ++position) {
       const Tensor& param = params_[bucket.params[position]];
@@ -281,9 +297,10 @@ void Reducer::launch_bucket(size_t b) {
     profiler::mark_data(bucket.flat.data_ptr(), span.start_flow());  // to its allreduce
   }
   if (!hook_) {
-    bucket.work = group_->allreduce(bucket.flat,
-                                    AllreduceOptions().label(::tandem::detail::str(
-                                        "bucket ", b, " of ", buckets_.size())));
+    const std::string label = ::tandem::detail::str("bucket ", b, " of ", buckets_.size());
+    bucket.work =
+        window_ ? allreduce_on_host(*group_, window_, b, bucket.offset, bucket.flat, label)
+                : group_->allreduce(bucket.flat, AllreduceOptions().label(label));
     return;
   }
   nn::GradBucket view{
@@ -504,6 +521,7 @@ nn::DistributedDataParallelStats Reducer::stats() const {
   stats.buckets_rebuilt = rebuilt_;
   stats.grad_ready_order = ready_order_;
   stats.synchronized_backwards = synchronized_backwards_;
+  stats.reduced_in_shared_memory = window_ != nullptr && !hook_;
   return stats;
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/host_window.h"
 #include "tandem/core/tensor.h"
 #include "tandem/distributed/distributed_data_parallel.h"
 #include "tandem/distributed/process_group.h"
@@ -77,6 +78,7 @@ class Reducer {
   struct Bucket {
     std::vector<size_t> params;  // indices into params_
     Tensor flat;                 // the gradients, then (last bucket) the usage flags
+    size_t offset = 0;           // of flat in window_, when there is one
     std::vector<Tensor> views;   // per parameter, shaped like it
     size_t pending = 0;          // gradients still to come this pass
     Work work;
@@ -120,6 +122,9 @@ class Reducer {
   std::vector<std::string> names_;
   std::vector<size_t> hook_ids_;
   std::shared_ptr<ProcessGroup> group_;
+  /// The buckets' memory when every rank is on this host and on the CPU;
+  /// null otherwise (they are reduced by MPI or NCCL).
+  std::shared_ptr<HostWindow> window_;
   ReducerOptions options_;
   int64_t divisor_;
   double grad_weight_ = 1.0;

@@ -25,6 +25,8 @@
 
 namespace tandem::distributed::detail {
 
+class HostAllreduce;
+
 using Clock = std::chrono::steady_clock;
 // Messages are built with tandem::detail::str; this namespace is also
 // called detail, so name it here.
@@ -170,6 +172,7 @@ enum class OpStage {
   kCheck,         // TANDEM_DISTRIBUTED_DEBUG=detail: `request` gathers every rank's
                   // signature of this collective (collective_check.h)
   kGpu,           // CUDA: queued on the GPU's NCCL stream
+  kHost,          // the ranks' comm threads add it in shared memory (`host`)
   kDone           // finished by MPI or the GPU: the comm thread drops it
 };
 
@@ -193,6 +196,9 @@ struct CollectiveOp {
 
   /// CUDA tensors (all on recv's GPU): the NCCL side; null on the CPU.
   NcclOpPtr nccl;
+  /// An allreduce of a HostWindow's tensor, done in shared memory
+  /// (host_allreduce.h); null for MPI's.
+  std::shared_ptr<HostAllreduce> host;
 
   std::shared_ptr<WorkState> work;
   /// The profiler's name for it ("allreduce bucket 0 of 3") and, while a

@@ -132,7 +132,13 @@ TEST(DdpNoSync, WindowAccumulatesLocallyAndTheNextSyncAveragesEverything) {
   // the window's first forward, which moves the grads into new views).
   // That rebuild broadcasts rank 0's plan, as PyTorch's _rebuild_buckets
   // does in any forward with gradients, inside no_sync too.
-  window_then_sync(ddp, local, {13, 14, 15, 16}, "window on top of the averages", 1);
+  // The rebuild broadcasts rank 0's buckets and, with several ranks, agrees
+  // on their shared-memory window (two more).
+  window_then_sync(ddp,
+                   local,
+                   {13, 14, 15, 16},
+                   "window on top of the averages",
+                   world()->size() > 1 ? 3 : 1);
   EXPECT_TRUE(ddp->stats().buckets_rebuilt);
   // A plain iteration.
   local->zero_grad();

@@ -5,6 +5,9 @@
 // which the harness checks, along with mpiexec's exit status, its duration
 // and that no process is left behind.
 //
+// Case "ddp_timeout" trains a DistributedDataParallel instead, whose
+// buckets are reduced in shared memory.
+//
 // Usage: distributed_fault CASE   (the group's timeout is 2 s, except for
 // case "env", which takes it from TANDEM_DISTRIBUTED_TIMEOUT, and case
 // "early_exit", whose 60 s no failure may wait for)
@@ -18,6 +21,7 @@
 #include <thread>
 
 #include "tandem/distributed/distributed.h"
+#include "tandem/nn/modules/linear.h"
 #include "tandem/ops/factory.h"
 
 namespace dist = tandem::distributed;
@@ -166,6 +170,28 @@ int main(int argc, char** argv) {
   if (mode == "mismatch" || mode == "detail_mismatch") {
     // Rank 0 reduces 10 elements, the others 20: MPI cannot match them.
     third_allreduce(*pg, tandem::ones({rank == 0 ? 10 : 20}, tandem::kFloat32));
+    return 1;
+  }
+  if (mode == "ddp_timeout") {
+    // DDP's buckets are added in shared memory (every rank is on this
+    // host); rank 1 never reaches its backward, and rank 0's wait for it
+    // times out like any collective's, naming it.
+    tandem::nn::Linear model(4, 2);
+    tandem::nn::DistributedDataParallel ddp(model);
+    report(rank,
+           "shared",
+           std::string("what=") + (ddp->stats().reduced_in_shared_memory ? "yes" : "no"));
+    if (rank == 1) {
+      std::this_thread::sleep_for(std::chrono::seconds(8));  // mpiexec ends it first
+      return 0;
+    }
+    const auto t0 = Clock::now();
+    try {
+      ddp->forward(tandem::ones({3, 4})).sum().backward();
+      report(rank, "completed");
+    } catch (const std::exception& e) {
+      report_error(rank, "caught", e, t0);
+    }
     return 1;
   }
   if (mode == "abort") {

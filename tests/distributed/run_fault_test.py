@@ -218,6 +218,15 @@ def main():
                       re.escape("allreduce #3 (sum, 10 float32 elements) ") +
                       r".*(MPI|timed out).*", RAISE_BOUND)
         expect_failed_job(rc, output, seconds)
+    elif case == "ddp_timeout":
+        rc, output, seconds = mpiexec(2)
+        for rank in (0, 1):
+            expect_report(output, "shared", rank, None, "yes")
+        expect_report(output, "caught", 0, ["CollectiveTimeoutError"],
+                      r"allreduce #\d+ \(sum, \d+ float32 elements, bucket 0 of 1, in shared "
+                      r"memory\) timed out after 2 s on rank 0 of 2: rank 1 has not called it "
+                      r"yet \(its last collective is #\d+\)", RAISE_BOUND)
+        expect_failed_job(rc, output, seconds)
     elif case == "abort":
         rc, output, seconds = mpiexec(3)
         if rc != 7:

@@ -303,6 +303,9 @@ class Harness:
         make_dataset(self.data)
         self.env = dict(os.environ, TANDEM_MULTIHOST_NET=NET, TANDEM_MULTIHOST_PREFIX=PREFIX)
         self.env.setdefault("TANDEM_DISTRIBUTED_TIMEOUT", "60")
+        # The simulated machines share this host's /dev/shm, which real ones
+        # do not: DDP would add its buckets there instead of over TCP.
+        self.env["TANDEM_SHARED_MEMORY"] = "0"
         self.hostfiles = {}
 
     def hostfile(self, machines):
@@ -324,7 +327,7 @@ class Harness:
                         "--mca", "btl", "tcp,self",
                         "--mca", "btl_tcp_if_include", SUBNET,
                         "--mca", "oob_tcp_if_include", SUBNET]
-        for name in ("TANDEM_DISTRIBUTED_TIMEOUT", "LSAN_OPTIONS", "ASAN_OPTIONS",
+        for name in ("TANDEM_DISTRIBUTED_TIMEOUT", "TANDEM_SHARED_MEMORY", "LSAN_OPTIONS", "ASAN_OPTIONS",
                      "UBSAN_OPTIONS", "TSAN_OPTIONS"):
             if name in self.env:
                 command += ["-x", name]

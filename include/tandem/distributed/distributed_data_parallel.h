@@ -250,6 +250,11 @@ struct DistributedDataParallelStats {
   std::vector<size_t> grad_ready_order;
   /// Synchronized backward passes so far.
   int64_t synchronized_backwards = 0;
+  /// Whether the buckets live in memory every rank of this host maps and
+  /// are added there, without MPI (every rank on one host, on the CPU, no
+  /// communication hook, TANDEM_SHARED_MEMORY not 0; Note [Reducing on the
+  /// host] in src/distributed/host_allreduce.cpp).
+  bool reduced_in_shared_memory = false;
 };
 
 class DistributedDataParallelImpl;

@@ -87,8 +87,12 @@
 
 namespace tandem::distributed {
 
+class ProcessGroup;
+
 namespace detail {
 class GroupState;
+/// The state behind a group, for the library's own collectives.
+const std::shared_ptr<GroupState>& group_state(const ProcessGroup& group);
 }  // namespace detail
 
 class ProcessGroup {
@@ -150,6 +154,8 @@ class ProcessGroup {
   [[noreturn]] void abort(int exit_code = 1);
 
  private:
+  friend const std::shared_ptr<detail::GroupState>& detail::group_state(
+      const ProcessGroup& group);
   std::shared_ptr<detail::GroupState> state_;
 };
 

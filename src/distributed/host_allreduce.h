@@ -1,0 +1,58 @@
+// Private: an allreduce (SUM) of tensors that live in a HostWindow, done by
+// the ranks' communication threads in shared memory instead of by MPI. See
+// Note [Reducing on the host] in host_allreduce.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "distributed/host_window.h"
+#include "tandem/core/tensor.h"
+#include "tandem/distributed/process_group.h"
+#include "tandem/distributed/work.h"
+
+namespace tandem::distributed::detail {
+
+/// One pass of a channel's reduction, as one rank's comm thread drives it.
+class HostAllreduce {
+ public:
+  HostAllreduce(std::shared_ptr<HostWindow> window,
+                size_t channel,
+                uint64_t pass,
+                size_t offset,
+                int64_t count,
+                ScalarType dtype);
+
+  /// This rank's tensor is ready to be read and written by any rank.
+  void arrive();
+  /// Every rank has arrived and some chunk is still unclaimed.
+  bool claimable() const;
+  /// Sums one unclaimed chunk, if there is one; returns whether it did.
+  bool work();
+  /// Every chunk is summed into every rank's tensor.
+  bool done() const;
+
+ private:
+  std::shared_ptr<HostWindow> window_;
+  HostWindow::Channel& channel_;
+  uint64_t pass_;  // 1 for the channel's first reduction
+  size_t offset_;
+  int64_t count_;
+  ScalarType dtype_;
+  uint64_t chunks_;
+};
+
+/// Queues the SUM allreduce of `tensor`, which window.tensor() made at
+/// `offset`, over channel `channel` of the window. Every rank must call it
+/// for the same channel, offset and size, in the same order as its other
+/// collectives; it is numbered, timed out and failed as they are.
+Work allreduce_on_host(ProcessGroup& group,
+                       const std::shared_ptr<HostWindow>& window,
+                       size_t channel,
+                       size_t offset,
+                       const Tensor& tensor,
+                       const std::string& label);
+
+}  // namespace tandem::distributed::detail

@@ -1,0 +1,140 @@
+#include "distributed/host_window.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <random>
+
+#include "tandem/core/error.h"
+#include "tandem/ops/factory.h"
+
+namespace tandem::distributed::detail {
+namespace {
+
+constexpr size_t kPage = 4096;
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+std::string segment_name(uint64_t nonce) {
+  static const char* hex = "0123456789abcdef";
+  std::string name = "/tandem-ddp-";
+  for (int shift = 60; shift >= 0; shift -= 4) name += hex[(nonce >> shift) & 0xf];
+  return name;
+}
+
+bool disabled_here() {
+  const char* env = std::getenv("TANDEM_SHARED_MEMORY");
+  return env != nullptr && std::strcmp(env, "0") == 0;
+}
+
+// Maps the segment `name` of `bytes` (creating it on rank 0); null when
+// this rank cannot.
+void* map_segment(const std::string& name, size_t bytes, bool create) {
+  const int fd = create ? shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600)
+                        : shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0) return nullptr;
+  bool ok = true;
+  if (create) {
+    // Reserves the pages now: a full /dev/shm is a "no" here, not a SIGBUS
+    // at the first write into a page it could not back.
+    ok = ftruncate(fd, static_cast<off_t>(bytes)) == 0 &&
+         posix_fallocate(fd, 0, static_cast<off_t>(bytes)) == 0;
+  } else {
+    struct stat st {};
+    ok = fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) == bytes;
+  }
+  void* base = ok ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+  close(fd);
+  return base == MAP_FAILED ? nullptr : base;
+}
+
+}  // namespace
+
+std::shared_ptr<HostWindow> HostWindow::create(ProcessGroup& group,
+                                               size_t region_bytes,
+                                               size_t channels,
+                                               bool wanted) {
+  wanted = wanted && !disabled_here();
+  const int ranks = group.size();
+  if (ranks < 2) return nullptr;
+  region_bytes = round_up(std::max<size_t>(region_bytes, 1), kPage);
+  const size_t header = round_up(std::max<size_t>(channels, 1) * sizeof(Channel), kPage);
+  const size_t bytes = header + region_bytes * static_cast<size_t>(ranks);
+
+  // Rank 0 makes the segment under a name no other job picks, and
+  // broadcasts the name's nonce and whether it could.
+  Tensor made = zeros({2}, kInt64);
+  void* base = nullptr;
+  std::string name;
+  if (group.rank() == 0) {
+    const uint64_t nonce = (static_cast<uint64_t>(std::random_device{}()) << 32) ^
+                           std::random_device{}() ^ static_cast<uint64_t>(getpid());
+    name = segment_name(nonce);
+    if (wanted) base = map_segment(name, bytes, /*create=*/true);
+    // The counters start at zero, before any other rank maps them.
+    for (size_t c = 0; base != nullptr && c < channels; ++c) {
+      new (static_cast<std::byte*>(base) + c * sizeof(Channel)) Channel();
+    }
+    made.data_ptr<int64_t>()[0] = static_cast<int64_t>(nonce);
+    made.data_ptr<int64_t>()[1] = base != nullptr ? 1 : 0;
+  }
+  group.broadcast(made).wait();
+  if (group.rank() != 0 && made.data_ptr<int64_t>()[1] == 1 && wanted) {
+    name = segment_name(static_cast<uint64_t>(made.data_ptr<int64_t>()[0]));
+    base = map_segment(name, bytes, /*create=*/false);
+  }
+  // Every rank says whether it mapped it; after this nobody opens it again.
+  Tensor mapped = full({1}, base != nullptr ? 1.0 : 0.0, kInt64);
+  group.allreduce(mapped).wait();
+  if (group.rank() == 0 && made.data_ptr<int64_t>()[1] == 1) shm_unlink(name.c_str());
+  if (mapped.data_ptr<int64_t>()[0] != ranks) {
+    if (base != nullptr) munmap(base, bytes);
+    return nullptr;
+  }
+  std::shared_ptr<HostWindow> window(
+      new HostWindow(group.rank(), ranks, region_bytes, channels, base, bytes));
+  window->self_ = window;
+  return window;
+}
+
+HostWindow::HostWindow(int rank,
+                       int ranks,
+                       size_t region_bytes,
+                       size_t channels,
+                       void* base,
+                       size_t bytes)
+    : rank_(rank),
+      ranks_(ranks),
+      region_bytes_(region_bytes),
+      channels_(channels),
+      base_(static_cast<std::byte*>(base)),
+      bytes_(bytes),
+      passes_(channels, 0) {}
+
+HostWindow::~HostWindow() { munmap(base_, bytes_); }
+
+std::byte* HostWindow::region(int r) const {
+  const size_t header = round_up(std::max<size_t>(channels_, 1) * sizeof(Channel), kPage);
+  return base_ + header + region_bytes_ * static_cast<size_t>(r);
+}
+
+HostWindow::Channel& HostWindow::channel(size_t c) const {
+  TANDEM_INTERNAL_ASSERT(c < channels_, "host window channel ", c, " of ", channels_);
+  return *std::launder(reinterpret_cast<Channel*>(base_ + c * sizeof(Channel)));
+}
+
+Tensor HostWindow::tensor(size_t offset, int64_t numel, ScalarType dtype) {
+  const size_t bytes = static_cast<size_t>(numel) * element_size(dtype);
+  TANDEM_INTERNAL_ASSERT(offset % element_size(dtype) == 0 && offset + bytes <= region_bytes_,
+                         "host window tensor at ", offset, " of ", bytes, " bytes");
+  std::shared_ptr<HostWindow> keep = self_.lock();
+  return from_blob(region(rank_) + offset, {numel}, [keep](void*) {}, TensorOptions(dtype));
+}
+
+}  // namespace tandem::distributed::detail
