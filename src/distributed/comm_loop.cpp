@@ -31,7 +31,7 @@ constexpr std::chrono::microseconds kGpuPoll{100};
 // to add, the thread waits for the other ranks this long between looks:
 // nothing needs its polling to progress, and a rank slowed by a CPU quota
 // keeps its time for its backward.
-constexpr std::chrono::microseconds kHostPoll{20};
+constexpr std::chrono::microseconds kHostPoll{50};
 // See start_exit_barrier().
 constexpr std::chrono::milliseconds kExitMargin{1000};
 
@@ -88,7 +88,8 @@ bool CommLoop::run() {
   health_.open();
   Requests requests;
   for (;;) {
-    runtime_.take_requests(requests, idle_wait());
+    const std::chrono::microseconds idle = idle_wait();
+    runtime_.take_requests(requests, idle);
     if (requests.abort) {
       std::fflush(nullptr);
       MPI_Abort(MPI_COMM_WORLD, requests.abort_code);
@@ -109,7 +110,8 @@ bool CommLoop::run() {
       continue;
     }
     if (requests.stop && (group_->failed() || (exiting_ && active_.empty()))) break;
-    if (!progressed && !active_.empty()) std::this_thread::yield();
+    // (After a wait for requests, the core was given up already.)
+    if (!progressed && !active_.empty() && idle.count() == 0) std::this_thread::yield();
   }
   if (group_->failed()) {
     // MPI or a GPU may still write into these tensors: keep them alive for

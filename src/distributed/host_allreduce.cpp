@@ -22,8 +22,11 @@ namespace tandem::distributed::detail {
 // of every rank's bucket, in rank order (r0 + r1 + r2 ..., the order one
 // process adds its devices' gradients in), and writes the sum into every
 // rank's bucket. A fast rank whose backward ended first does most of the
-// adding; a rank slowed by a neighbour, or given few rows by the shares,
-// does little, and no rank spends its time copying.
+// adding, and no rank spends its time copying. With uneven shares (the
+// cut follows the ranks' speeds, rank_balance.h) a rank with less than an
+// even part of the rows adds at most its rows' share of the chunks, so a
+// rank given few rows for being slow also adds little (its CPU time, under
+// a quota say, goes to its backward), and the faster ranks take the rest.
 //
 // The protocol, per channel (one per bucket), with counters in the window
 // that only grow, so that nothing is ever reset between passes: in its
@@ -74,7 +77,8 @@ HostAllreduce::HostAllreduce(std::shared_ptr<HostWindow> window,
                              uint64_t pass,
                              size_t offset,
                              int64_t count,
-                             ScalarType dtype)
+                             ScalarType dtype,
+                             Part part)
     : window_(std::move(window)),
       channel_(window_->channel(channel)),
       pass_(pass),
@@ -83,12 +87,21 @@ HostAllreduce::HostAllreduce(std::shared_ptr<HostWindow> window,
       dtype_(dtype) {
   const size_t per_chunk = kChunkBytes / element_size(dtype_);
   chunks_ = (static_cast<size_t>(count_) + per_chunk - 1) / per_chunk;
+  // A rank with less than an even part adds at most ceil(rows * chunks /
+  // total) chunks; the others take whatever is left (there is always one:
+  // some rank has at least an even part).
+  const bool small = part.total > 0 && part.rows * window_->ranks() < part.total;
+  max_claims_ = small ? (static_cast<uint64_t>(part.rows) * chunks_ +
+                         static_cast<uint64_t>(part.total) - 1) /
+                            static_cast<uint64_t>(part.total)
+                      : chunks_;
 }
 
 void HostAllreduce::arrive() { channel_.arrived.fetch_add(1, std::memory_order_release); }
 
 bool HostAllreduce::claimable() const {
-  return channel_.arrived.load(std::memory_order_acquire) >=
+  return claims_ < max_claims_ &&
+         channel_.arrived.load(std::memory_order_acquire) >=
              pass_ * static_cast<uint64_t>(window_->ranks()) &&
          channel_.claimed.load(std::memory_order_relaxed) < pass_ * chunks_;
 }
@@ -100,6 +113,7 @@ bool HostAllreduce::work() {
     if (ticket >= pass_ * chunks_) return false;
   } while (!channel_.claimed.compare_exchange_weak(ticket, ticket + 1,
                                                    std::memory_order_acq_rel));
+  ++claims_;
   const size_t chunk = ticket - (pass_ - 1) * chunks_;
   const size_t element = element_size(dtype_);
   const size_t per_chunk = kChunkBytes / element;
@@ -144,7 +158,8 @@ Work allreduce_on_host(ProcessGroup& group,
                        size_t channel,
                        size_t offset,
                        const Tensor& tensor,
-                       const std::string& label) {
+                       const std::string& label,
+                       Part part) {
   TANDEM_INTERNAL_ASSERT(
       tensor.is_cpu() && tensor.is_contiguous() &&
           tensor.data_ptr() == static_cast<void*>(window->region(window->rank()) + offset),
@@ -161,7 +176,8 @@ Work allreduce_on_host(ProcessGroup& group,
                                              window->next_pass(channel),
                                              offset,
                                              tensor.numel(),
-                                             tensor.dtype());
+                                             tensor.dtype(),
+                                             part);
   op->span_name = str("allreduce ", label, " (shared memory)");
   tensor.bump_version();
   return Runtime::instance().enqueue(

@@ -15,6 +15,14 @@
 
 namespace tandem::distributed::detail {
 
+/// This rank's part of a reduction's adding: `rows` of `total`. A rank with
+/// less than an even part adds at most ceil(rows / total) of the chunks; any
+/// other rank (and any rank when total is 0) as many as it can claim.
+struct Part {
+  int64_t rows = 0;
+  int64_t total = 0;
+};
+
 /// One pass of a channel's reduction, as one rank's comm thread drives it.
 class HostAllreduce {
  public:
@@ -23,11 +31,13 @@ class HostAllreduce {
                 uint64_t pass,
                 size_t offset,
                 int64_t count,
-                ScalarType dtype);
+                ScalarType dtype,
+                Part part);
 
   /// This rank's tensor is ready to be read and written by any rank.
   void arrive();
-  /// Every rank has arrived and some chunk is still unclaimed.
+  /// Every rank has arrived, some chunk is still unclaimed, and this rank
+  /// has not added its part yet.
   bool claimable() const;
   /// Sums one unclaimed chunk, if there is one; returns whether it did.
   bool work();
@@ -42,10 +52,13 @@ class HostAllreduce {
   int64_t count_;
   ScalarType dtype_;
   uint64_t chunks_;
+  uint64_t max_claims_;  // chunks this rank may add
+  uint64_t claims_ = 0;  // chunks it added
 };
 
 /// Queues the SUM allreduce of `tensor`, which window.tensor() made at
-/// `offset`, over channel `channel` of the window. Every rank must call it
+/// `offset`, over channel `channel` of the window; this rank adds at most
+/// `part` of it (the ranks' parts must cover their rows' total). Every rank must call it
 /// for the same channel, offset and size, in the same order as its other
 /// collectives; it is numbered, timed out and failed as they are.
 Work allreduce_on_host(ProcessGroup& group,
@@ -53,6 +66,7 @@ Work allreduce_on_host(ProcessGroup& group,
                        size_t channel,
                        size_t offset,
                        const Tensor& tensor,
-                       const std::string& label);
+                       const std::string& label,
+                       Part part = {});
 
 }  // namespace tandem::distributed::detail

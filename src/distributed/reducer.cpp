@@ -299,7 +299,8 @@ void Reducer::launch_bucket(size_t b) {
   if (!hook_) {
     const std::string label = ::tandem::detail::str("bucket ", b, " of ", buckets_.size());
     bucket.work =
-        window_ ? allreduce_on_host(*group_, window_, b, bucket.offset, bucket.flat, label)
+        window_ ? allreduce_on_host(
+                      *group_, window_, b, bucket.offset, bucket.flat, label, adding_part_)
                 : group_->allreduce(bucket.flat, AllreduceOptions().label(label));
     return;
   }
@@ -438,6 +439,11 @@ void Reducer::set_divisors(int64_t divisor, int64_t expected_users) {
 void Reducer::set_grad_weight(double weight) {
   std::lock_guard<std::mutex> lock(mutex_);
   grad_weight_ = weight;
+}
+
+void Reducer::set_adding_part(int64_t rows, int64_t total) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  adding_part_ = {rows, total};
 }
 
 std::chrono::steady_clock::time_point Reducer::backward_end() const {

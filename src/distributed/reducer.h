@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "distributed/host_window.h"
+#include "distributed/host_allreduce.h"
 #include "tandem/core/tensor.h"
 #include "tandem/distributed/distributed_data_parallel.h"
 #include "tandem/distributed/process_group.h"
@@ -67,6 +67,9 @@ class Reducer {
   /// so that the average is the whole batch's gradient when the ranks'
   /// parts differ in size (shares, rank_balance.h).
   void set_grad_weight(double weight);
+  /// With buckets in shared memory: this rank adds at most `rows` of
+  /// `total` of each (total 0: as much as it can claim).
+  void set_adding_part(int64_t rows, int64_t total);
   /// When the last synchronized backward's computing ended (its last
   /// gradient was ready); the epoch of the clock before the first.
   std::chrono::steady_clock::time_point backward_end() const;
@@ -128,6 +131,7 @@ class Reducer {
   ReducerOptions options_;
   int64_t divisor_;
   double grad_weight_ = 1.0;
+  Part adding_part_;
   std::chrono::steady_clock::time_point backward_end_{};
   nn::CommHook hook_;
   Work usage_work_;  // with a hook: the usage flags' own allreduce

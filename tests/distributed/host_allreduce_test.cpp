@@ -75,8 +75,9 @@ T value(int rank, int pass, int64_t i) {
   }
 }
 
+// `parts`: every rank's part of the adding (empty: none given).
 template <typename T>
-void sums_in_rank_order(ScalarType dtype) {
+void sums_in_rank_order(ScalarType dtype, const std::vector<int64_t>& parts = {}) {
   auto pg = world();
   // Three channels of sizes that straddle the 128 KiB chunks, the middle
   // one at an offset that is not a chunk's.
@@ -100,7 +101,11 @@ void sums_in_rank_order(ScalarType dtype) {
     for (size_t c = 0; c < counts.size(); ++c) {
       T* p = tensors[c].data_ptr<T>();
       for (int64_t i = 0; i < counts[c]; ++i) p[i] = value<T>(pg->rank(), pass, i);
-      works.push_back(allreduce_on_host(*pg, window, c, offsets[c], tensors[c], "test"));
+      detail::Part part;
+      for (size_t r = 0; r < parts.size(); ++r) part.total += parts[r];
+      if (!parts.empty()) part.rows = parts[static_cast<size_t>(pg->rank())];
+      works.push_back(
+          allreduce_on_host(*pg, window, c, offsets[c], tensors[c], "test", part));
     }
     for (size_t c = 0; c < counts.size(); ++c) {
       works[c].wait();
@@ -126,6 +131,17 @@ TEST(HostAllreduce, SumsInRankOrderIntoEveryRankOverManyPassesFloat64) {
 
 TEST(HostAllreduce, SumsInRankOrderIntoEveryRankOverManyPassesInt64) {
   sums_in_rank_order<int64_t>(kInt64);
+}
+
+// Uneven parts (as shares give them): a rank with less than an even part
+// adds at most its part, one with none adds nothing, and every chunk is
+// still added, by the others.
+TEST(HostAllreduce, UnevenPartsStillAddEveryChunk) {
+  const int size = world()->size();
+  std::vector<int64_t> parts(static_cast<size_t>(size), 1);
+  parts[0] = 5;
+  if (size > 2) parts.back() = 0;
+  sums_in_rank_order<float>(kFloat32, parts);
 }
 
 TEST(HostAllreduce, IsNumberedAsEveryOtherCollective) {
