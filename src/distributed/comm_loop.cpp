@@ -27,11 +27,12 @@ constexpr std::chrono::microseconds kIdleWait{2000};
 // With only GPU collectives in flight there is nothing to progress: the GPU
 // runs them. The thread checks their events this often.
 constexpr std::chrono::microseconds kGpuPoll{100};
-// With only shared-memory reductions in flight and no chunk of theirs free
-// to add, the thread waits for the other ranks this long between looks:
-// nothing needs its polling to progress, and a rank slowed by a CPU quota
-// keeps its time for its backward.
-constexpr std::chrono::microseconds kHostPoll{50};
+// With only shared-memory reductions in flight, none of them done and no
+// chunk of theirs free to add, the thread sleeps on its doorbell, which the
+// other ranks ring (host_window.h), at most this long: nothing needs its
+// polling to progress, and a rank slowed by a CPU quota keeps its time for
+// its backward.
+constexpr std::chrono::microseconds kHostWait{2000};
 // See start_exit_barrier().
 constexpr std::chrono::milliseconds kExitMargin{1000};
 
@@ -88,8 +89,11 @@ bool CommLoop::run() {
   health_.open();
   Requests requests;
   for (;;) {
+    // The bell first: a ring after this read cuts the wait short.
+    HostWindow::Bell* bell = host_bell();
+    const uint32_t seen = bell != nullptr ? bell->rings.load(std::memory_order_acquire) : 0;
     const std::chrono::microseconds idle = idle_wait();
-    runtime_.take_requests(requests, idle);
+    runtime_.take_requests(requests, idle, idle == kHostWait ? bell : nullptr, seen);
     if (requests.abort) {
       std::fflush(nullptr);
       MPI_Abort(MPI_COMM_WORLD, requests.abort_code);
@@ -131,11 +135,11 @@ std::chrono::microseconds CommLoop::idle_wait() const {
     if (op->request != MPI_REQUEST_NULL) return std::chrono::microseconds(0);
     on_gpu = on_gpu || op->stage == OpStage::kGpu;
     if (op->stage == OpStage::kHost) {
-      if (op->host->claimable()) return std::chrono::microseconds(0);
+      if (op->host->claimable() || op->host->done()) return std::chrono::microseconds(0);
       on_host = true;
     }
   }
-  return on_host ? kHostPoll : on_gpu ? kGpuPoll : kIdleWait;
+  return on_gpu ? kGpuPoll : on_host ? kHostWait : kIdleWait;
 }
 
 void CommLoop::start(std::unique_ptr<CollectiveOp> op) {
@@ -403,6 +407,13 @@ bool CommLoop::poll_gpu() {
       oldest,
       /*notify=*/true);
   return true;
+}
+
+HostWindow::Bell* CommLoop::host_bell() const {
+  for (const auto& op : active_) {
+    if (op->stage == OpStage::kHost) return &op->host->bell();
+  }
+  return nullptr;
 }
 
 bool CommLoop::poll_host() {

@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include "distributed/health_channel.h"
+#include "distributed/host_window.h"
 #include "distributed/nccl_backend.h"
 #include "distributed/state.h"
 
@@ -62,6 +63,9 @@ class CommLoop {
   /// Adds a chunk of each shared-memory reduction that has one free, and
   /// completes those every rank has finished (host_allreduce.h).
   bool poll_host();
+  /// This rank's bell in the window of a shared-memory reduction in
+  /// flight, if there is one.
+  HostWindow::Bell* host_bell() const;
   /// Finishes `op` with `error` ("": success).
   void complete(CollectiveOp& op, const std::string& error);
   /// The collective's span, from begin() to now, if a profiler records.

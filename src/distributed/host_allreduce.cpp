@@ -46,6 +46,9 @@ namespace tandem::distributed::detail {
 // and named in a timeout by the status query ("rank 1 has not called it
 // yet"); a rank that dies leaves the others to that deadline (mpirun ends
 // the job before). The sum's bits do not depend on which rank adds a chunk.
+// A comm thread with nothing to add sleeps on its rank's doorbell (a futex
+// in the window), which the others ring when they arrive and when they add
+// a pass's last chunk, and its own process when it queues a collective.
 namespace {
 
 constexpr size_t kChunkBytes = 128 << 10;
@@ -97,7 +100,10 @@ HostAllreduce::HostAllreduce(std::shared_ptr<HostWindow> window,
                       : chunks_;
 }
 
-void HostAllreduce::arrive() { channel_.arrived.fetch_add(1, std::memory_order_release); }
+void HostAllreduce::arrive() {
+  channel_.arrived.fetch_add(1, std::memory_order_release);
+  window_->ring_others();
+}
 
 bool HostAllreduce::claimable() const {
   return claims_ < max_claims_ &&
@@ -145,7 +151,9 @@ bool HostAllreduce::work() {
     default:
       TANDEM_INTERNAL_ASSERT(false, "host allreduce of ", dtype_);
   }
-  channel_.done.fetch_add(1, std::memory_order_release);
+  if (channel_.done.fetch_add(1, std::memory_order_release) + 1 == pass_ * chunks_) {
+    window_->ring_others();  // whoever waits for the sum
+  }
   return true;
 }
 

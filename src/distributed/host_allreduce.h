@@ -43,6 +43,8 @@ class HostAllreduce {
   bool work();
   /// Every chunk is summed into every rank's tensor.
   bool done() const;
+  /// This rank's doorbell in the window (HostWindow::Bell).
+  HostWindow::Bell& bell() const { return window_->bell(window_->rank()); }
 
  private:
   std::shared_ptr<HostWindow> window_;

@@ -1,13 +1,16 @@
 #include "distributed/host_window.h"
 
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <climits>
 #include <random>
 
 #include "tandem/core/error.h"
@@ -19,6 +22,12 @@ namespace {
 constexpr size_t kPage = 4096;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+size_t header_bytes(size_t channels, int ranks) {
+  return round_up(channels * sizeof(HostWindow::Channel) +
+                      static_cast<size_t>(ranks) * sizeof(HostWindow::Bell),
+                  kPage);
+}
 
 std::string segment_name(uint64_t nonce) {
   static const char* hex = "0123456789abcdef";
@@ -64,8 +73,7 @@ std::shared_ptr<HostWindow> HostWindow::create(ProcessGroup& group,
   const int ranks = group.size();
   if (ranks < 2) return nullptr;
   region_bytes = round_up(std::max<size_t>(region_bytes, 1), kPage);
-  const size_t header = round_up(std::max<size_t>(channels, 1) * sizeof(Channel), kPage);
-  const size_t bytes = header + region_bytes * static_cast<size_t>(ranks);
+  const size_t bytes = header_bytes(channels, ranks) + region_bytes * static_cast<size_t>(ranks);
 
   // Rank 0 makes the segment under a name no other job picks, and
   // broadcasts the name's nonce and whether it could.
@@ -77,9 +85,14 @@ std::shared_ptr<HostWindow> HostWindow::create(ProcessGroup& group,
                            std::random_device{}() ^ static_cast<uint64_t>(getpid());
     name = segment_name(nonce);
     if (wanted) base = map_segment(name, bytes, /*create=*/true);
-    // The counters start at zero, before any other rank maps them.
+    // The counters and bells start at zero, before any other rank maps
+    // them.
+    auto* at = static_cast<std::byte*>(base);
     for (size_t c = 0; base != nullptr && c < channels; ++c) {
-      new (static_cast<std::byte*>(base) + c * sizeof(Channel)) Channel();
+      new (at + c * sizeof(Channel)) Channel();
+    }
+    for (int r = 0; base != nullptr && r < ranks; ++r) {
+      new (at + channels * sizeof(Channel) + static_cast<size_t>(r) * sizeof(Bell)) Bell();
     }
     made.data_ptr<int64_t>()[0] = static_cast<int64_t>(nonce);
     made.data_ptr<int64_t>()[1] = base != nullptr ? 1 : 0;
@@ -113,6 +126,7 @@ HostWindow::HostWindow(int rank,
       ranks_(ranks),
       region_bytes_(region_bytes),
       channels_(channels),
+      header_(header_bytes(channels, ranks)),
       base_(static_cast<std::byte*>(base)),
       bytes_(bytes),
       passes_(channels, 0) {}
@@ -120,13 +134,40 @@ HostWindow::HostWindow(int rank,
 HostWindow::~HostWindow() { munmap(base_, bytes_); }
 
 std::byte* HostWindow::region(int r) const {
-  const size_t header = round_up(std::max<size_t>(channels_, 1) * sizeof(Channel), kPage);
-  return base_ + header + region_bytes_ * static_cast<size_t>(r);
+  return base_ + header_ + region_bytes_ * static_cast<size_t>(r);
 }
 
 HostWindow::Channel& HostWindow::channel(size_t c) const {
   TANDEM_INTERNAL_ASSERT(c < channels_, "host window channel ", c, " of ", channels_);
   return *std::launder(reinterpret_cast<Channel*>(base_ + c * sizeof(Channel)));
+}
+
+HostWindow::Bell& HostWindow::bell(int r) const {
+  TANDEM_INTERNAL_ASSERT(r >= 0 && r < ranks_, "host window bell ", r, " of ", ranks_);
+  return *std::launder(reinterpret_cast<Bell*>(base_ + channels_ * sizeof(Channel) +
+                                               static_cast<size_t>(r) * sizeof(Bell)));
+}
+
+void HostWindow::ring_others() const {
+  for (int r = 0; r < ranks_; ++r) {
+    if (r != rank_) ring(bell(r));
+  }
+}
+
+// Futexes on shared memory (not FUTEX_PRIVATE_FLAG): the sleeper and the
+// ringer may be different processes.
+void HostWindow::ring(Bell& bell) {
+  bell.rings.fetch_add(1, std::memory_order_release);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&bell.rings), FUTEX_WAKE, INT32_MAX,
+          nullptr, nullptr, 0);
+}
+
+void HostWindow::wait(Bell& bell, uint32_t seen, std::chrono::microseconds timeout) {
+  timespec limit{};
+  limit.tv_sec = static_cast<time_t>(timeout.count() / 1000000);
+  limit.tv_nsec = static_cast<long>(timeout.count() % 1000000) * 1000;
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&bell.rings), FUTEX_WAIT, seen, &limit,
+          nullptr, 0);
 }
 
 Tensor HostWindow::tensor(size_t offset, int64_t numel, ScalarType dtype) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -26,6 +27,11 @@ class HostWindow {
     alignas(64) std::atomic<uint64_t> arrived{0};
     alignas(64) std::atomic<uint64_t> claimed{0};
     alignas(64) std::atomic<uint64_t> done{0};
+  };
+  /// A rank's doorbell: its comm thread sleeps on it (a futex) while it
+  /// waits for the other ranks; they ring it when they arrive or finish.
+  struct Bell {
+    alignas(64) std::atomic<uint32_t> rings{0};
   };
 
   /// Collective over `group`: maps one segment with `region_bytes` for each
@@ -50,6 +56,13 @@ class HostWindow {
   /// The start of rank `r`'s region, as this process sees it.
   std::byte* region(int r) const;
   Channel& channel(size_t c) const;
+  Bell& bell(int r) const;
+  /// Rings every other rank's bell.
+  void ring_others() const;
+  /// Wakes whoever sleeps on `bell`.
+  static void ring(Bell& bell);
+  /// Sleeps until `bell` rings after it read `seen`, or `timeout` passes.
+  static void wait(Bell& bell, uint32_t seen, std::chrono::microseconds timeout);
   /// This rank's next reduction over channel `c`: 1, 2, ... (every rank
   /// reduces every channel equally often, so they agree on the number).
   uint64_t next_pass(size_t c) { return ++passes_.at(c); }
@@ -65,6 +78,7 @@ class HostWindow {
   int ranks_;
   size_t region_bytes_;
   size_t channels_;
+  size_t header_;  // the counters and the bells, before the regions
   std::byte* base_;
   size_t bytes_;
   std::vector<uint64_t> passes_;

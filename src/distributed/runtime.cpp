@@ -275,17 +275,34 @@ Work Runtime::enqueue(const std::shared_ptr<GroupState>& group,
     group->recorder.called(seq, work->description, work->enqueued);
     requests_.queue.push_back(std::move(op));
   }
-  cv_.notify_all();
+  notify_comm_thread();
   return Work(std::move(work));
 }
 
-void Runtime::wake() { cv_.notify_all(); }
+void Runtime::wake() { notify_comm_thread(); }
 
-void Runtime::take_requests(Requests& out, std::chrono::microseconds idle) {
+void Runtime::notify_comm_thread() {
+  cv_.notify_all();
+  if (HostWindow::Bell* bell = bell_.load()) HostWindow::ring(*bell);
+}
+
+void Runtime::take_requests(Requests& out,
+                            std::chrono::microseconds idle,
+                            HostWindow::Bell* bell,
+                            uint32_t seen) {
   std::unique_lock<std::mutex> lock(mu_);
   if (idle.count() > 0 && requests_.queue.empty() && !requests_.stop &&
       !requests_.abort) {
-    cv_.wait_for(lock, idle);
+    if (bell == nullptr) {
+      cv_.wait_for(lock, idle);
+    } else {
+      // Anything queued from now on rings the bell too.
+      bell_.store(bell);
+      lock.unlock();
+      HostWindow::wait(*bell, seen, idle);
+      lock.lock();
+      bell_.store(nullptr);
+    }
   }
   for (auto& op : requests_.queue) out.queue.push_back(std::move(op));
   requests_.queue.clear();
@@ -310,7 +327,7 @@ void Runtime::destroy() {
     if (group->failed()) return;
     requests_.stop = true;
   }
-  cv_.notify_all();
+  notify_comm_thread();
   thread_.join();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -330,7 +347,7 @@ void Runtime::abort(int exit_code) {
     requests_.abort_code = exit_code;
   }
   if (running) {
-    cv_.notify_all();
+    notify_comm_thread();
     // The comm thread calls MPI_Abort within a poll; if it is stuck, end
     // this process alone and let the launcher end the others.
     std::this_thread::sleep_for(std::chrono::seconds(10));
@@ -375,7 +392,7 @@ void Runtime::at_exit() {
     if (std::this_thread::get_id() == rt.thread_.get_id()) return;  // exit() inside MPI
     rt.requests_.stop = true;
   }
-  rt.cv_.notify_all();
+  rt.notify_comm_thread();
   rt.thread_.join();
   std::lock_guard<std::mutex> lock(rt.mu_);
   rt.state_ = group->failed() ? State::kFailedStopped : State::kStopped;

@@ -4,6 +4,7 @@
 // src/distributed/.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <thread>
 
+#include "distributed/host_window.h"
 #include "distributed/state.h"
 #include "tandem/distributed/options.h"
 #include "tandem/distributed/work.h"
@@ -57,14 +59,20 @@ class Runtime {
 
   // ---- for the comm thread (comm_loop.cpp) ----
   /// Moves the queued collectives and the stop/abort flags into `out`;
-  /// waits up to `idle` for something to arrive when there is nothing.
-  void take_requests(Requests& out, std::chrono::microseconds idle);
+  /// waits up to `idle` for something to arrive when there is nothing, or
+  /// (with `bell`, read as `seen`) for the bell to ring.
+  void take_requests(Requests& out,
+                     std::chrono::microseconds idle,
+                     HostWindow::Bell* bell = nullptr,
+                     uint32_t seen = 0);
 
  private:
   Runtime() = default;
   void thread_main(std::chrono::milliseconds timeout, bool check_collectives);
   static void at_exit();
   [[noreturn]] static void exit_after_failure(const GroupState& group);
+  /// Wakes the comm thread, on the condition variable or its bell.
+  void notify_comm_thread();
 
   enum class State { kNone, kStarting, kRunning, kStopped, kFailedStopped };
 
@@ -74,6 +82,8 @@ class Runtime {
 
   mutable std::mutex mu_;  // guards the fields below
   std::condition_variable cv_;
+  /// The bell the comm thread sleeps on instead of cv_, if it does.
+  std::atomic<HostWindow::Bell*> bell_{nullptr};
   Requests requests_;
   State state_ = State::kNone;
   std::shared_ptr<GroupState> world_;
