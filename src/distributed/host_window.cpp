@@ -170,12 +170,13 @@ void HostWindow::wait(Bell& bell, uint32_t seen, std::chrono::microseconds timeo
           nullptr, 0);
 }
 
-Tensor HostWindow::tensor(size_t offset, int64_t numel, ScalarType dtype) {
+Tensor HostWindow::tensor(size_t offset, int64_t numel, ScalarType dtype, Device device) {
   const size_t bytes = static_cast<size_t>(numel) * element_size(dtype);
   TANDEM_INTERNAL_ASSERT(offset % element_size(dtype) == 0 && offset + bytes <= region_bytes_,
                          "host window tensor at ", offset, " of ", bytes, " bytes");
   std::shared_ptr<HostWindow> keep = self_.lock();
-  return from_blob(region(rank_) + offset, {numel}, [keep](void*) {}, TensorOptions(dtype));
+  return from_blob(
+      region(rank_) + offset, {numel}, [keep](void*) {}, TensorOptions(dtype).device(device));
 }
 
 }  // namespace tandem::distributed::detail

@@ -66,9 +66,10 @@ class HostWindow {
   /// This rank's next reduction over channel `c`: 1, 2, ... (every rank
   /// reduces every channel equally often, so they agree on the number).
   uint64_t next_pass(size_t c) { return ++passes_.at(c); }
-  /// A flat CPU tensor over this rank's region at byte `offset` (a multiple
-  /// of the dtype's size); it keeps the window mapped.
-  Tensor tensor(size_t offset, int64_t numel, ScalarType dtype);
+  /// A flat tensor on `device` (a CPU device) over this rank's region at
+  /// byte `offset` (a multiple of the dtype's size); it keeps the window
+  /// mapped.
+  Tensor tensor(size_t offset, int64_t numel, ScalarType dtype, Device device);
 
  private:
   HostWindow(int rank, int ranks, size_t region_bytes, size_t channels, void* base,

@@ -140,7 +140,7 @@ void Reducer::install_buckets(const std::vector<std::vector<size_t>>& assignment
     bucket.params = assignment[b];
     const Tensor& first = params_[bucket.params.front()];
     bucket.offset = offsets[b];
-    bucket.flat = window_ ? window_->tensor(offsets[b], numels[b], first.dtype())
+    bucket.flat = window_ ? window_->tensor(offsets[b], numels[b], first.dtype(), first.device())
                           : zeros({numels[b]},
                                   TensorOptions(first.dtype()).device(first.device()));
     int64_t offset = 0;

@@ -40,7 +40,7 @@ TEST(HostWindow, EveryRankMapsTheOthersRegions) {
   ASSERT_NE(window, nullptr);
   EXPECT_EQ(window->ranks(), pg->size());
   EXPECT_GE(window->region_bytes(), 100u);
-  Tensor mine = window->tensor(0, 25, kFloat32);
+  Tensor mine = window->tensor(0, 25, kFloat32, Device("cpu:0"));
   mine.fill_(static_cast<double>(pg->rank() + 1));
   pg->barrier().wait();
   for (int r = 0; r < pg->size(); ++r) {
@@ -94,7 +94,7 @@ void sums_in_rank_order(ScalarType dtype, const std::vector<int64_t>& parts = {}
   ASSERT_NE(window, nullptr);
   std::vector<Tensor> tensors;
   for (size_t c = 0; c < counts.size(); ++c) {
-    tensors.push_back(window->tensor(offsets[c], counts[c], dtype));
+    tensors.push_back(window->tensor(offsets[c], counts[c], dtype, Device("cpu:0")));
   }
   for (int pass = 0; pass < 5; ++pass) {
     std::vector<Work> works;
@@ -149,7 +149,7 @@ TEST(HostAllreduce, IsNumberedAsEveryOtherCollective) {
   auto window = HostWindow::create(*pg, 64, 1, true);
   if (pg->size() == 1) return;
   ASSERT_NE(window, nullptr);
-  Tensor t = window->tensor(0, 4, kFloat32);
+  Tensor t = window->tensor(0, 4, kFloat32, Device("cpu:0"));
   t.fill_(1.0);
   const uint64_t before = pg->sequence_number();
   Work work = allreduce_on_host(*pg, window, 0, 0, t, "bucket 0 of 1");
@@ -210,6 +210,21 @@ TEST(HostAllreduce, DdpBucketsThereTrainAsOverMpi) {
     EXPECT_TRUE(all_close(there[i], testing::root_copy(pg, there[i]), 0, 0))
         << "rank " << pg->rank() << ", parameter " << i / 2;
   }
+}
+
+// A model on the logical device cpu:1 gets its gradients there, reduced in
+// shared memory all the same.
+TEST(HostAllreduce, BucketsTakeTheParametersDevice) {
+  auto pg = world();
+  manual_seed(3);
+  nn::Linear fc(4, 2);
+  fc->to(Device("cpu:1"));
+  nn::DistributedDataParallel ddp(fc);
+  ddp->forward(ones({2, 4}, TensorOptions().device(Device("cpu:1")))).sum().backward();
+  EXPECT_EQ(fc->weight.grad().device(), Device("cpu:1"));
+  EXPECT_EQ(ddp->stats().reduced_in_shared_memory, pg->size() > 1);
+  // Every rank's input is the same: the average is one rank's gradient.
+  EXPECT_TRUE(all_close(fc->bias.grad(), full({2}, 2.0), 0, 0)) << fc->bias.grad();
 }
 
 }  // namespace
