@@ -53,8 +53,14 @@ namespace {
 
 constexpr size_t kChunkBytes = 128 << 10;
 
+// Adds the `n` elements at byte `at` of every rank's region, in rank order,
+// into every rank's region.
 template <typename T>
-void sum_chunk(std::vector<T*>& parts, size_t n) {
+void sum_chunk(const HostWindow& window, size_t at, size_t n) {
+  std::vector<T*> parts;
+  for (int r = 0; r < window.ranks(); ++r) {
+    parts.push_back(reinterpret_cast<T*>(window.region(r) + at));
+  }
   if (parts.size() == 2) {
     T* __restrict a = parts[0];
     T* __restrict b = parts[1];
@@ -127,27 +133,15 @@ bool HostAllreduce::work() {
   const size_t n = std::min(per_chunk, static_cast<size_t>(count_) - first);
   const size_t at = offset_ + first * element;
   switch (dtype_) {
-    case ScalarType::Float: {
-      std::vector<float*> parts;
-      for (int r = 0; r < window_->ranks(); ++r)
-        parts.push_back(reinterpret_cast<float*>(window_->region(r) + at));
-      sum_chunk(parts, n);
+    case ScalarType::Float:
+      sum_chunk<float>(*window_, at, n);
       break;
-    }
-    case ScalarType::Double: {
-      std::vector<double*> parts;
-      for (int r = 0; r < window_->ranks(); ++r)
-        parts.push_back(reinterpret_cast<double*>(window_->region(r) + at));
-      sum_chunk(parts, n);
+    case ScalarType::Double:
+      sum_chunk<double>(*window_, at, n);
       break;
-    }
-    case ScalarType::Long: {
-      std::vector<int64_t*> parts;
-      for (int r = 0; r < window_->ranks(); ++r)
-        parts.push_back(reinterpret_cast<int64_t*>(window_->region(r) + at));
-      sum_chunk(parts, n);
+    case ScalarType::Long:
+      sum_chunk<int64_t>(*window_, at, n);
       break;
-    }
     default:
       TANDEM_INTERNAL_ASSERT(false, "host allreduce of ", dtype_);
   }
