@@ -91,7 +91,8 @@ bool CommLoop::run() {
   for (;;) {
     // The bell first: a ring after this read cuts the wait short.
     HostWindow::Bell* bell = host_bell();
-    const uint32_t seen = bell != nullptr ? bell->rings.load(std::memory_order_acquire) : 0;
+    const uint32_t seen =
+        bell != nullptr ? bell->rings.load(std::memory_order_acquire) : 0;
     const std::chrono::microseconds idle = idle_wait();
     runtime_.take_requests(requests, idle, idle == kHostWait ? bell : nullptr, seen);
     if (requests.abort) {

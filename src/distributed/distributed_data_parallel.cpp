@@ -265,8 +265,9 @@ void DistributedDataParallelImpl::balance_step(const parallel::TensorTree& input
   reducer_->set_grad_weight(step.grad_weight);
   // Uneven parts follow the ranks' speeds: so does the adding of the
   // buckets in shared memory (Note [Reducing on the host]).
-  const bool even = std::all_of(
-      step.rows.begin(), step.rows.end(), [&](int64_t r) { return r == step.rows.front(); });
+  const bool even = std::all_of(step.rows.begin(), step.rows.end(), [&](int64_t r) {
+    return r == step.rows.front();
+  });
   reducer_->set_adding_part(even ? 0 : step.rows[static_cast<size_t>(group_->rank())],
                             even ? 0 : global_batch_rows_);
 }

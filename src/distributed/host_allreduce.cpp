@@ -123,8 +123,8 @@ bool HostAllreduce::work() {
   uint64_t ticket = channel_.claimed.load(std::memory_order_relaxed);
   do {
     if (ticket >= pass_ * chunks_) return false;
-  } while (!channel_.claimed.compare_exchange_weak(ticket, ticket + 1,
-                                                   std::memory_order_acq_rel));
+  } while (!channel_.claimed.compare_exchange_weak(
+      ticket, ticket + 1, std::memory_order_acq_rel));
   ++claims_;
   const size_t chunk = ticket - (pass_ - 1) * chunks_;
   const size_t element = element_size(dtype_);
@@ -164,7 +164,8 @@ Work allreduce_on_host(ProcessGroup& group,
                        Part part) {
   TANDEM_INTERNAL_ASSERT(
       tensor.is_cpu() && tensor.is_contiguous() &&
-          tensor.data_ptr() == static_cast<void*>(window->region(window->rank()) + offset),
+          tensor.data_ptr() ==
+              static_cast<void*>(window->region(window->rank()) + offset),
       "allreduce_on_host: the tensor is not the window's at offset ",
       offset);
   auto op = std::make_unique<CollectiveOp>();
@@ -182,13 +183,17 @@ Work allreduce_on_host(ProcessGroup& group,
                                              part);
   op->span_name = str("allreduce ", label, " (shared memory)");
   tensor.bump_version();
-  return Runtime::instance().enqueue(
-      group_state(group),
-      std::move(op),
-      "allreduce",
-      str(" (sum, ", tensor.numel(), " ", tensor.dtype(), " elements, ", label,
-          ", in shared memory)"),
-      std::nullopt);
+  return Runtime::instance().enqueue(group_state(group),
+                                     std::move(op),
+                                     "allreduce",
+                                     str(" (sum, ",
+                                         tensor.numel(),
+                                         " ",
+                                         tensor.dtype(),
+                                         " elements, ",
+                                         label,
+                                         ", in shared memory)"),
+                                     std::nullopt);
 }
 
 }  // namespace tandem::distributed::detail

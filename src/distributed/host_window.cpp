@@ -7,10 +7,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <climits>
 #include <random>
 
 #include "tandem/core/error.h"
@@ -57,8 +57,8 @@ void* map_segment(const std::string& name, size_t bytes, bool create) {
     struct stat st {};
     ok = fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) == bytes;
   }
-  void* base = ok ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
-                  : MAP_FAILED;
+  void* base =
+      ok ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
   close(fd);
   return base == MAP_FAILED ? nullptr : base;
 }
@@ -73,7 +73,8 @@ std::shared_ptr<HostWindow> HostWindow::create(ProcessGroup& group,
   const int ranks = group.size();
   if (ranks < 2) return nullptr;
   region_bytes = round_up(std::max<size_t>(region_bytes, 1), kPage);
-  const size_t bytes = header_bytes(channels, ranks) + region_bytes * static_cast<size_t>(ranks);
+  const size_t bytes =
+      header_bytes(channels, ranks) + region_bytes * static_cast<size_t>(ranks);
 
   // Rank 0 makes the segment under a name no other job picks, and
   // broadcasts the name's nonce and whether it could.
@@ -92,7 +93,8 @@ std::shared_ptr<HostWindow> HostWindow::create(ProcessGroup& group,
       new (at + c * sizeof(Channel)) Channel();
     }
     for (int r = 0; base != nullptr && r < ranks; ++r) {
-      new (at + channels * sizeof(Channel) + static_cast<size_t>(r) * sizeof(Bell)) Bell();
+      new (at + channels * sizeof(Channel) + static_cast<size_t>(r) * sizeof(Bell))
+          Bell();
     }
     made.data_ptr<int64_t>()[0] = static_cast<int64_t>(nonce);
     made.data_ptr<int64_t>()[1] = base != nullptr ? 1 : 0;
@@ -116,12 +118,8 @@ std::shared_ptr<HostWindow> HostWindow::create(ProcessGroup& group,
   return window;
 }
 
-HostWindow::HostWindow(int rank,
-                       int ranks,
-                       size_t region_bytes,
-                       size_t channels,
-                       void* base,
-                       size_t bytes)
+HostWindow::HostWindow(
+    int rank, int ranks, size_t region_bytes, size_t channels, void* base, size_t bytes)
     : rank_(rank),
       ranks_(ranks),
       region_bytes_(region_bytes),
@@ -158,25 +156,43 @@ void HostWindow::ring_others() const {
 // ringer may be different processes.
 void HostWindow::ring(Bell& bell) {
   bell.rings.fetch_add(1, std::memory_order_release);
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&bell.rings), FUTEX_WAKE, INT32_MAX,
-          nullptr, nullptr, 0);
+  syscall(SYS_futex,
+          reinterpret_cast<uint32_t*>(&bell.rings),
+          FUTEX_WAKE,
+          INT32_MAX,
+          nullptr,
+          nullptr,
+          0);
 }
 
 void HostWindow::wait(Bell& bell, uint32_t seen, std::chrono::microseconds timeout) {
   timespec limit{};
   limit.tv_sec = static_cast<time_t>(timeout.count() / 1000000);
   limit.tv_nsec = static_cast<long>(timeout.count() % 1000000) * 1000;
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&bell.rings), FUTEX_WAIT, seen, &limit,
-          nullptr, 0);
+  syscall(SYS_futex,
+          reinterpret_cast<uint32_t*>(&bell.rings),
+          FUTEX_WAIT,
+          seen,
+          &limit,
+          nullptr,
+          0);
 }
 
 Tensor HostWindow::tensor(size_t offset, int64_t numel, ScalarType dtype, Device device) {
   const size_t bytes = static_cast<size_t>(numel) * element_size(dtype);
-  TANDEM_INTERNAL_ASSERT(offset % element_size(dtype) == 0 && offset + bytes <= region_bytes_,
-                         "host window tensor at ", offset, " of ", bytes, " bytes");
+  TANDEM_INTERNAL_ASSERT(
+      offset % element_size(dtype) == 0 && offset + bytes <= region_bytes_,
+      "host window tensor at ",
+      offset,
+      " of ",
+      bytes,
+      " bytes");
   std::shared_ptr<HostWindow> keep = self_.lock();
   return from_blob(
-      region(rank_) + offset, {numel}, [keep](void*) {}, TensorOptions(dtype).device(device));
+      region(rank_) + offset,
+      {numel},
+      [keep](void*) {},
+      TensorOptions(dtype).device(device));
 }
 
 }  // namespace tandem::distributed::detail

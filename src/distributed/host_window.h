@@ -72,7 +72,11 @@ class HostWindow {
   Tensor tensor(size_t offset, int64_t numel, ScalarType dtype, Device device);
 
  private:
-  HostWindow(int rank, int ranks, size_t region_bytes, size_t channels, void* base,
+  HostWindow(int rank,
+             int ranks,
+             size_t region_bytes,
+             size_t channels,
+             void* base,
              size_t bytes);
 
   int rank_;

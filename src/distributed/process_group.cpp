@@ -156,7 +156,8 @@ Work enqueue(const std::shared_ptr<detail::GroupState>& group,
 
 }  // namespace
 
-const std::shared_ptr<detail::GroupState>& detail::group_state(const ProcessGroup& group) {
+const std::shared_ptr<detail::GroupState>& detail::group_state(
+    const ProcessGroup& group) {
   return group.state_;
 }
 

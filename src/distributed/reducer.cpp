@@ -132,7 +132,8 @@ void Reducer::install_buckets(const std::vector<std::vector<size_t>>& assignment
     const Tensor& first = params_[assignment[b].front()];
     all_cpu = all_cpu && first.is_cpu();
     offsets[b] = window_bytes;
-    window_bytes += (static_cast<size_t>(numels[b]) * first.element_size() + 63) / 64 * 64;
+    window_bytes +=
+        (static_cast<size_t>(numels[b]) * first.element_size() + 63) / 64 * 64;
   }
   window_ = HostWindow::create(*group_, window_bytes, assignment.size(), all_cpu);
   for (size_t b = 0; b < assignment.size(); ++b) {
@@ -140,9 +141,9 @@ void Reducer::install_buckets(const std::vector<std::vector<size_t>>& assignment
     bucket.params = assignment[b];
     const Tensor& first = params_[bucket.params.front()];
     bucket.offset = offsets[b];
-    bucket.flat = window_ ? window_->tensor(offsets[b], numels[b], first.dtype(), first.device())
-                          : zeros({numels[b]},
-                                  TensorOptions(first.dtype()).device(first.device()));
+    bucket.flat =
+        window_ ? window_->tensor(offsets[b], numels[b], first.dtype(), first.device())
+                : zeros({numels[b]}, TensorOptions(first.dtype()).device(first.device()));
     int64_t offset = 0;
     for (size_t position = 0; position < bucket.params.size(); ++position) {
       const Tensor& param = params_[bucket.params[position]];
@@ -297,11 +298,13 @@ void Reducer::launch_bucket(size_t b) {
     profiler::mark_data(bucket.flat.data_ptr(), span.start_flow());  // to its allreduce
   }
   if (!hook_) {
-    const std::string label = ::tandem::detail::str("bucket ", b, " of ", buckets_.size());
+    const std::string label =
+        ::tandem::detail::str("bucket ", b, " of ", buckets_.size());
     bucket.work =
-        window_ ? allreduce_on_host(
-                      *group_, window_, b, bucket.offset, bucket.flat, label, adding_part_)
-                : group_->allreduce(bucket.flat, AllreduceOptions().label(label));
+        window_
+            ? allreduce_on_host(
+                  *group_, window_, b, bucket.offset, bucket.flat, label, adding_part_)
+            : group_->allreduce(bucket.flat, AllreduceOptions().label(label));
     return;
   }
   nn::GradBucket view{

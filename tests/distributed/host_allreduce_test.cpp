@@ -45,7 +45,8 @@ TEST(HostWindow, EveryRankMapsTheOthersRegions) {
   pg->barrier().wait();
   for (int r = 0; r < pg->size(); ++r) {
     const auto* theirs = reinterpret_cast<const float*>(window->region(r));
-    EXPECT_EQ(theirs[0], static_cast<float>(r + 1)) << "rank " << pg->rank() << " sees " << r;
+    EXPECT_EQ(theirs[0], static_cast<float>(r + 1))
+        << "rank " << pg->rank() << " sees " << r;
     EXPECT_EQ(theirs[24], static_cast<float>(r + 1));
   }
   pg->barrier().wait();  // nobody unmaps before every rank has looked
@@ -116,7 +117,8 @@ void sums_in_rank_order(ScalarType dtype, const std::vector<int64_t>& parts = {}
         for (int r = 1; r < pg->size(); ++r) sum += value<T>(r, pass, i);
         wrong += p[i] != sum;
       }
-      EXPECT_EQ(wrong, 0) << "rank " << pg->rank() << ", pass " << pass << ", channel " << c;
+      EXPECT_EQ(wrong, 0) << "rank " << pg->rank() << ", pass " << pass << ", channel "
+                          << c;
     }
   }
 }
@@ -165,13 +167,13 @@ TEST(HostAllreduce, IsNumberedAsEveryOtherCollective) {
 std::vector<Tensor> trained(bool shared, bool* reduced_in_shared_memory) {
   auto pg = world();
   manual_seed(7);
-  nn::Sequential model(nn::Linear(20, 64), nn::ReLU(), nn::Linear(64, 64), nn::ReLU(),
-                       nn::Linear(64, 3));
+  nn::Sequential model(
+      nn::Linear(20, 64), nn::ReLU(), nn::Linear(64, 64), nn::ReLU(), nn::Linear(64, 3));
   std::unique_ptr<SharedMemoryOff> off;
   if (!shared) off = std::make_unique<SharedMemoryOff>();
   // Small buckets: several channels, rebuilt after the first backward.
-  nn::DistributedDataParallel ddp(model,
-                                  nn::DistributedDataParallelOptions().bucket_cap_mb(0.01));
+  nn::DistributedDataParallel ddp(
+      model, nn::DistributedDataParallelOptions().bucket_cap_mb(0.01));
   optim::SGD sgd(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
   Generator g(300 + static_cast<uint64_t>(pg->rank()));
   for (int step = 0; step < 4; ++step) {
