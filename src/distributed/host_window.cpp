@@ -60,6 +60,9 @@ void* map_segment(const std::string& name, size_t bytes, bool create) {
   void* base =
       ok ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
   close(fd);
+  // A segment this rank made and cannot use goes at once (no other rank
+  // will open it: rank 0 says it could not).
+  if (base == MAP_FAILED && create) shm_unlink(name.c_str());
   return base == MAP_FAILED ? nullptr : base;
 }
 
