@@ -1,6 +1,5 @@
 #include "tandem/distributed/distributed_data_parallel.h"
 
-#include <algorithm>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -264,12 +263,10 @@ void DistributedDataParallelImpl::balance_step(const parallel::TensorTree& input
       exchange_rows(rows_of(input), reducer_->backward_end(), 0);
   reducer_->set_grad_weight(step.grad_weight);
   // Uneven parts follow the ranks' speeds: so does the adding of the
-  // buckets in shared memory (Note [Reducing on the host]).
-  const bool even = std::all_of(step.rows.begin(), step.rows.end(), [&](int64_t r) {
-    return r == step.rows.front();
-  });
-  reducer_->set_adding_part(even ? 0 : step.rows[static_cast<size_t>(group_->rank())],
-                            even ? 0 : global_batch_rows_);
+  // buckets in shared memory (Note [Reducing on the host]; an even part is
+  // not capped).
+  reducer_->set_adding_part(step.rows[static_cast<size_t>(group_->rank())],
+                            global_batch_rows_);
 }
 
 dist::detail::RankStep DistributedDataParallelImpl::exchange_rows(
