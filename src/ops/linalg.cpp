@@ -6,6 +6,9 @@
 #include <algorithm>
 
 #include "ops/op_utils.h"
+#include "ops/packed_weights.h"
+#include "tandem/core/micro_batch_products.h"
+#include "tandem/graph/grad_mode.h"
 #include "tandem/graph/node.h"
 #include "tandem/ops/elementwise.h"
 #include "tandem/ops/reduction.h"
@@ -123,6 +126,17 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   if (a.dim() > 1) out_shape.push_back(m);
   if (b.dim() > 1) out_shape.push_back(n);
   return r.view(out_shape);
+}
+
+// a @ b: mm, or (panels != 0) a panel product of a float32 pair under
+// MicroBatchProducts step `panels`, b packed under `pack_step` (0: for this
+// product alone).
+Tensor product(const Tensor& a, const Tensor& b, uint64_t panels, uint64_t pack_step) {
+  if (panels == 0) return mm(a, b);
+  const profiler::Span span = detail::op_span("mm", {&a, &b});
+  Tensor out = detail::make_empty({a.size(0), b.size(1)}, a.dtype(), a.device());
+  detail::panel_product(out, a, b, pack_step, /*accumulate=*/false);
+  return out;
 }
 
 }  // namespace
@@ -247,8 +261,17 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
                                            {in_features, out_features},
                                            {weight.stride(1), weight.stride(0)},
                                            weight.storage_offset());
-  kernels.gemm(
-      out2d, blas_operand(input2d), blas_operand(weight_t), 1, bias.defined() ? 1 : 0);
+  // Under invariant mode's MicroBatchProducts, a weight packed once per step.
+  const MicroBatchProducts* products = MicroBatchProducts::current();
+  const uint64_t panel_step =
+      products != nullptr && detail::panel_products_for(input, weight) ? products->step()
+                                                                       : 0;
+  if (panel_step != 0) {
+    detail::panel_product(out2d, input2d, weight_t, panel_step, bias.defined());
+  } else {
+    kernels.gemm(
+        out2d, blas_operand(input2d), blas_operand(weight_t), 1, bias.defined() ? 1 : 0);
+  }
 
   if (!autograd::any_requires_grad({&input, &weight, &bias})) return out;
   const bool need_input = input.requires_grad(), need_weight = weight.requires_grad();
@@ -260,9 +283,16 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
         const char* node = "LinearBackward";
         Tensor g2d = g[0].reshape({rows, out_features});
         Tensor gi, gw;
-        if (need_input) gi = mm(g2d, saved_weight.unpack(node)).view(input_sizes);
+        // The forward's panel products, unless this backward is recorded.
+        const uint64_t step = GradMode::is_enabled() ? 0 : panel_step;
+        if (need_input) {
+          gi = product(g2d, saved_weight.unpack(node), step, step).view(input_sizes);
+        }
         if (need_weight) {
-          gw = mm(g2d.t(), saved_input.unpack(node).reshape({rows, in_features}));
+          gw = product(g2d.t(),
+                       saved_input.unpack(node).reshape({rows, in_features}),
+                       step,
+                       /*pack_step=*/0);
         }
         Tensor gb = need_bias ? sum(g2d, {0}) : Tensor();
         return tensor_list{gi, gw, gb};

@@ -49,6 +49,7 @@
 #include "parallel/parallel_utils.h"
 #include "tandem/core/error.h"
 #include "tandem/core/generator.h"
+#include "tandem/core/micro_batch_products.h"
 #include "tandem/core/sample_keys.h"
 #include "tandem/nn/batch_statistics.h"
 #include "tandem/parallel/cut_plan.h"
@@ -81,7 +82,8 @@ void check_no_batch_statistics(const nn::Module& module) {
 
 // Cuts `input` into pieces of `sizes` rows and runs piece j (micro-batch
 // first + j of the batch) on a replica of its own on on[j], with that
-// micro-batch's sample-keyed masks, and gathers the outputs onto
+// micro-batch's sample-keyed masks and products against weights packed
+// once per device (MicroBatchProducts), and gathers the outputs onto
 // `output_device` in order; backward adds the replicas' gradients by `sum`.
 TensorTree run_micro_batches(const std::shared_ptr<nn::Module>& module,
                              const Forward& forward,
@@ -96,11 +98,13 @@ TensorTree run_micro_batches(const std::shared_ptr<nn::Module>& module,
                              ReplicaCache* cache,
                              GradientSum sum) {
   const auto replicas = replicate_module(module, on, cache, std::move(sum));
+  const uint64_t step = MicroBatchProducts::next_step();
   const std::vector<TensorTree> outputs = parallel_apply(
       replicas.size(),
       [&](size_t j, const TensorTree& piece) {
         SampleKeys keys(
             seed, (first + static_cast<int64_t>(j)) * micro_batch, sizes[j], dim);
+        MicroBatchProducts products(step);
         return forward(*replicas[j], piece);
       },
       scatter(input, on, sizes, dim),
