@@ -1,6 +1,7 @@
 #include "tandem/core/micro_batch_products.h"
 
 #include <atomic>
+#include <utility>
 
 namespace tandem {
 namespace {
@@ -10,8 +11,9 @@ std::atomic<uint64_t> steps{0};
 
 }  // namespace
 
-MicroBatchProducts::MicroBatchProducts(uint64_t step) noexcept
-    : step_(step), previous_(innermost) {
+MicroBatchProducts::MicroBatchProducts(uint64_t step,
+                                       std::vector<int64_t> leaf_rows) noexcept
+    : step_(step), leaf_rows_(std::move(leaf_rows)), previous_(innermost) {
   innermost = this;
 }
 

@@ -139,6 +139,72 @@ Tensor product(const Tensor& a, const Tensor& b, uint64_t panels, uint64_t pack_
   return out;
 }
 
+// The rows of the micro-batches a MicroBatchProducts scope runs together,
+// or one piece of all `rows` when it runs one (or there is no scope).
+std::vector<int64_t> micro_batches_of(const MicroBatchProducts* products, int64_t rows) {
+  if (products == nullptr || products->leaf_rows().size() < 2) return {rows};
+  const std::vector<int64_t>& leaves = products->leaf_rows();
+  int64_t total = 0;
+  for (int64_t part : leaves) total += part;
+  TANDEM_CHECK(total == rows,
+               "linear: the MicroBatchProducts scope runs micro-batches of ",
+               total,
+               " rows in all, but linear's input has ",
+               rows,
+               " rows; a module that reshapes its batch cannot run several "
+               "micro-batches in one forward");
+  return leaves;
+}
+
+// The tree of leaf_tree_split over `parts` (in order): parts[lo] + ... in
+// pairs, as invariant mode adds the micro-batches' gradients; recorded
+// when grad mode is on.
+Tensor sum_in_tree(const std::vector<Tensor>& parts, size_t lo, size_t hi) {
+  if (hi - lo == 1) return parts[lo];
+  const auto mid = static_cast<size_t>(
+      backend::cpu::leaf_tree_split(static_cast<int64_t>(lo), static_cast<int64_t>(hi)));
+  return sum_in_tree(parts, lo, mid) + sum_in_tree(parts, mid, hi);
+}
+
+// LinearBackward for micro-batches of `leaves` rows run together: the
+// input's gradient row by row, the weight's and the bias's each
+// micro-batch's own summed in the tree over them. With a panel `step`,
+// the weight's is one tree product (panel_gemm_tree), else (a recorded
+// backward) a product per micro-batch.
+tensor_list linear_backward_over(const std::vector<int64_t>& leaves,
+                                 const Tensor& g2d,
+                                 const Tensor& x2d,
+                                 const Tensor& weight,
+                                 bool need_bias,
+                                 uint64_t step,
+                                 const IntList& input_sizes) {
+  std::vector<Tensor> gis, gws, gbs;
+  int64_t first = 0;
+  for (int64_t part : leaves) {
+    const Tensor g = g2d.narrow(0, first, part);
+    if (weight.defined() && step == 0) gis.push_back(mm(g, weight));
+    if (x2d.defined() && step == 0) gws.push_back(mm(g.t(), x2d.narrow(0, first, part)));
+    if (need_bias) gbs.push_back(sum(g, {0}));
+    first += part;
+  }
+  Tensor gi, gw;
+  if (weight.defined()) {
+    gi = step != 0 ? product(g2d, weight, step, step) : cat(gis, 0);
+    gi = gi.view(input_sizes);
+  }
+  if (x2d.defined()) {
+    if (step != 0) {
+      const profiler::Span span = detail::op_span("mm", {&g2d, &x2d});
+      gw = detail::make_empty({g2d.size(1), x2d.size(1)}, g2d.dtype(), g2d.device());
+      detail::panel_tree_product(gw, g2d.t(), x2d, leaves);
+    } else {
+      gw = sum_in_tree(gws, 0, gws.size());
+    }
+  }
+  Tensor gb = need_bias ? sum_in_tree(gbs, 0, gbs.size()) : Tensor();
+  return tensor_list{gi, gw, gb};
+}
+
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
@@ -261,16 +327,29 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
                                            {in_features, out_features},
                                            {weight.stride(1), weight.stride(0)},
                                            weight.storage_offset());
-  // Under invariant mode's MicroBatchProducts, a weight packed once per step.
+  // Under invariant mode's MicroBatchProducts, a weight packed once per step
+  // (its rows' bits do not depend on the rows beside them); else BLAS, a
+  // call per micro-batch when the scope runs several.
   const MicroBatchProducts* products = MicroBatchProducts::current();
+  const std::vector<int64_t> leaves = micro_batches_of(products, rows);
   const uint64_t panel_step =
-      products != nullptr && detail::panel_products_for(input, weight) ? products->step()
-                                                                       : 0;
+      products != nullptr &&
+              detail::panel_products_for(
+                  input, weight, *std::max_element(leaves.begin(), leaves.end()))
+          ? products->step()
+          : 0;
   if (panel_step != 0) {
     detail::panel_product(out2d, input2d, weight_t, panel_step, bias.defined());
   } else {
-    kernels.gemm(
-        out2d, blas_operand(input2d), blas_operand(weight_t), 1, bias.defined() ? 1 : 0);
+    int64_t first = 0;
+    for (int64_t part : leaves) {
+      kernels.gemm(out2d.narrow(0, first, part),
+                   blas_operand(input2d.narrow(0, first, part)),
+                   blas_operand(weight_t),
+                   1,
+                   bias.defined() ? 1 : 0);
+      first += part;
+    }
   }
 
   if (!autograd::any_requires_grad({&input, &weight, &bias})) return out;
@@ -285,6 +364,15 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
         Tensor gi, gw;
         // The forward's panel products, unless this backward is recorded.
         const uint64_t step = GradMode::is_enabled() ? 0 : panel_step;
+        if (leaves.size() > 1) {
+          // Several micro-batches: the gradients each would get alone,
+          // the weight's and bias's summed in the tree over them.
+          const Tensor x2d = need_weight
+                                 ? saved_input.unpack(node).reshape({rows, in_features})
+                                 : Tensor();
+          return linear_backward_over(
+              leaves, g2d, x2d, saved_weight.unpack(node), need_bias, step, input_sizes);
+        }
         if (need_input) {
           gi = product(g2d, saved_weight.unpack(node), step, step).view(input_sizes);
         }

@@ -12,9 +12,6 @@ namespace {
 // A step's packs outlive it by this many later steps on the thread (two
 // models stepping in turn keep theirs).
 constexpr uint64_t kStepsKept = 4;
-// Products of more rows go to BLAS, which packs its operands well enough
-// for them (a micro-batch of 64 rows: OpenBLAS's products are the faster).
-constexpr int64_t kMaxPanelRows = 48;
 // The most floats a thread keeps packed; a weight beyond it is packed for
 // each product alone (as BLAS would), so a large model costs no more memory.
 constexpr int64_t kMaxCachedFloats = int64_t{64} << 20;  // 256 MB
@@ -45,8 +42,8 @@ bool same_storage(const Entry& e, const Tensor& b) {
 
 }  // namespace
 
-bool panel_products_for(const Tensor& a, const Tensor& b) {
-  return MicroBatchProducts::current() != nullptr && a.size(0) <= kMaxPanelRows &&
+bool panel_products_for(const Tensor& a, const Tensor& b, int64_t rows) {
+  return MicroBatchProducts::current() != nullptr && rows <= kMaxPanelRows &&
          a.is_cpu() && b.is_cpu() && a.dtype() == kFloat32 && b.dtype() == kFloat32 &&
          backend::cpu::panel_gemm_available();
 }
@@ -98,6 +95,22 @@ void panel_product(
                            accumulate,
                            out.data_ptr<float>(),
                            out.size(1));
+}
+
+void panel_tree_product(const Tensor& out,
+                        const Tensor& a,
+                        const Tensor& b,
+                        const std::vector<int64_t>& leaf_rows) {
+  backend::cpu::pack_panels(
+      scratch, b.data_ptr<float>(), b.size(0), b.size(1), b.stride(0), b.stride(1));
+  backend::cpu::panel_gemm_tree(a.size(0),
+                                a.data_ptr<float>(),
+                                a.stride(0),
+                                a.stride(1),
+                                scratch,
+                                leaf_rows,
+                                out.data_ptr<float>(),
+                                out.size(1));
 }
 
 }  // namespace tandem::detail

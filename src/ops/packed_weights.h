@@ -4,15 +4,21 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "backend/cpu/panel_gemm.h"
 #include "tandem/core/tensor.h"
 
 namespace tandem::detail {
 
-/// Whether products of `a` (at most 48 rows) by `b` run as panel products under the
-/// thread's MicroBatchProducts scope: float32 on the CPU, with AVX-512F.
-bool panel_products_for(const Tensor& a, const Tensor& b);
+/// Micro-batches of more rows go to BLAS, which packs its operands well
+/// enough for them (at 64 rows OpenBLAS's products are the faster).
+constexpr int64_t kMaxPanelRows = 48;
+
+/// Whether products of `a` by `b` run as panel products under the thread's
+/// MicroBatchProducts scope: micro-batches of at most 48 rows (`rows`, the
+/// largest), float32 on the CPU, with AVX-512F.
+bool panel_products_for(const Tensor& a, const Tensor& b, int64_t rows);
 
 /// The 2-D `b` (k x n, any strides) packed under `step`, from this thread's
 /// cache; packed again when b's memory, its version, its layout or the
@@ -23,5 +29,13 @@ const backend::cpu::PackedPanels& packed_for_step(const Tensor& b, uint64_t step
 /// contiguous; b packed under `step` (0: packed for this call alone).
 void panel_product(
     const Tensor& out, const Tensor& a, const Tensor& b, uint64_t step, bool accumulate);
+
+/// out = the sum over a's columns and b's rows in ranges of `leaf_rows` of
+/// their products, in invariant mode's tree (panel_gemm_tree); out
+/// contiguous.
+void panel_tree_product(const Tensor& out,
+                        const Tensor& a,
+                        const Tensor& b,
+                        const std::vector<int64_t>& leaf_rows);
 
 }  // namespace tandem::detail

@@ -93,13 +93,6 @@ Coalesced allocate_pieces(const std::vector<Tensor>& like,
 // computes it.
 constexpr int64_t kBlock = 1 << 15;
 
-// Where the pairwise tree of detail::sum_in_pairwise_tree splits leaves [lo, hi)
-// (hi - lo > 1; parallel/gradient_tree.h).
-size_t split(size_t lo, size_t hi) {
-  return static_cast<size_t>(
-      tree_split(static_cast<int64_t>(lo), static_cast<int64_t>(hi)));
-}
-
 // The order of a sum's additions: left to right, or in the pairwise tree of
 // detail::sum_in_pairwise_tree.
 enum class SumOrder { kInOrder, kPairwiseTree };
@@ -112,9 +105,16 @@ class BlockedSums {
   // the others are added); one fresh source makes a copy.
   void add(const Tensor& out,
            const std::vector<Tensor>& sources,
-           SumOrder order = SumOrder::kInOrder) {
+           SumOrder order = SumOrder::kInOrder,
+           std::vector<TreeNode> spans = {}) {
     Sum sum;
     sum.tree = order == SumOrder::kPairwiseTree;
+    // In the tree, source j is the sum of leaves spans[j] (one leaf each
+    // when no spans are given).
+    for (size_t j = 0; sum.tree && spans.empty() && j < sources.size(); ++j) {
+      spans.push_back({static_cast<int64_t>(j), static_cast<int64_t>(j) + 1});
+    }
+    sum.spans = std::move(spans);
     sum.out_is_first = !sum.tree && sources[0].unsafe_impl() == out.unsafe_impl();
     sum.out = out.view({-1});
     for (const Tensor& s : sources) {
@@ -149,6 +149,7 @@ class BlockedSums {
     std::vector<Tensor> sources;  // flat, readable on out's device
     bool out_is_first = false;
     bool tree = false;
+    std::vector<TreeNode> spans;  // the tree's: each source's leaves
   };
   struct Block {
     size_t sum;
@@ -159,27 +160,34 @@ class BlockedSums {
   void run_block(const Block& b) const {
     const Sum& sum = sums_[b.sum];
     Tensor out = sum.out.narrow(0, b.start, b.length);
-    if (sum.tree) return tree_block(sum, b, 0, sum.sources.size(), out);
+    if (sum.tree)
+      return tree_block(sum, b, sum.spans.front().lo, sum.spans.back().hi, out);
     if (!sum.out_is_first) out.copy_(sum.sources[0].narrow(0, b.start, b.length));
     for (size_t j = 1; j < sum.sources.size(); ++j) {
       out.add_(sum.sources[j].narrow(0, b.start, b.length));
     }
   }
 
-  // out = the tree's sum of sources [lo, hi) over block b.
+  // out = the tree's sum of leaves [lo, hi) over block b, from the sources
+  // whose spans make them up.
   void tree_block(
-      const Sum& sum, const Block& b, size_t lo, size_t hi, Tensor& out) const {
-    const auto leaf = [&](size_t j) {
-      return sum.sources[j].narrow(0, b.start, b.length);
+      const Sum& sum, const Block& b, int64_t lo, int64_t hi, Tensor& out) const {
+    const auto source = [&](int64_t first, int64_t end) -> const Tensor* {
+      for (size_t j = 0; j < sum.spans.size(); ++j) {
+        if (sum.spans[j] == TreeNode{first, end}) return &sum.sources[j];
+      }
+      return nullptr;
     };
-    if (hi - lo == 1) {
-      out.copy_(leaf(lo));
+    if (const Tensor* whole = source(lo, hi)) {
+      const Tensor part = whole->narrow(0, b.start, b.length);
+      // The leftmost source may be the output itself (it is summed in place).
+      if (part.data_ptr() != out.data_ptr()) out.copy_(part);
       return;
     }
-    const size_t mid = split(lo, hi);
+    const int64_t mid = tree_split(lo, hi);
     tree_block(sum, b, lo, mid, out);
-    if (hi - mid == 1) {
-      out.add_(leaf(mid));
+    if (const Tensor* right = source(mid, hi)) {
+      out.add_(right->narrow(0, b.start, b.length));
       return;
     }
     Tensor right = empty_like(out);
@@ -468,29 +476,55 @@ namespace detail {
 
 std::vector<Tensor> sum_in_pairwise_tree(std::vector<std::vector<Tensor>>&& inputs,
                                          Device destination) {
+  std::vector<TreeNode> leaves;
+  for (size_t j = 0; j < inputs.size(); ++j) {
+    leaves.push_back({static_cast<int64_t>(j), static_cast<int64_t>(j) + 1});
+  }
+  return sum_subtrees_in_pairwise_tree(std::move(inputs), leaves, destination);
+}
+
+std::vector<Tensor> sum_subtrees_in_pairwise_tree(
+    std::vector<std::vector<Tensor>>&& inputs,
+    const std::vector<TreeNode>& subtrees,
+    Device destination) {
   check_reduce_inputs(inputs);
+  TANDEM_INTERNAL_ASSERT(subtrees.size() == inputs.size(),
+                         "sum_subtrees_in_pairwise_tree: ",
+                         subtrees.size(),
+                         " subtrees for ",
+                         inputs.size(),
+                         " replicas");
   std::vector<Tensor> result;
   if (GradMode::is_enabled()) {
     // create_graph: recorded copies and adds, so the sum can be
     // differentiated again; the same tree, the same values.
     for (size_t i = 0; i < inputs[0].size(); ++i) {
-      const std::function<Tensor(size_t, size_t)> sum = [&](size_t lo, size_t hi) {
-        if (hi - lo == 1) return inputs[lo][i].to(destination);
-        const size_t mid = split(lo, hi);
+      const std::function<Tensor(int64_t, int64_t)> sum = [&](int64_t lo, int64_t hi) {
+        for (size_t j = 0; j < subtrees.size(); ++j) {
+          if (subtrees[j] == TreeNode{lo, hi}) return inputs[j][i].to(destination);
+        }
+        const int64_t mid = tree_split(lo, hi);
         return sum(lo, mid) + sum(mid, hi);
       };
-      result.push_back(sum(0, inputs.size()));
+      result.push_back(sum(subtrees.front().lo, subtrees.back().hi));
     }
     return result;
   }
   {
     BlockedSums sums;
     for (size_t i = 0; i < inputs[0].size(); ++i) {
+      // The sum goes into the leftmost replica's gradient when nothing else
+      // reaches its memory and it is on the destination, whole.
+      const Tensor& first = inputs[0][i];
+      const bool in_place = first.device() == destination && first.is_contiguous() &&
+                            tandem::detail::holds_memory_alone(first);
+      result.push_back(
+          in_place
+              ? first
+              : empty(first.sizes(), TensorOptions(first.dtype()).device(destination)));
       std::vector<Tensor> replicas;
       for (const auto& input : inputs) replicas.push_back(input[i]);
-      result.push_back(empty(inputs[0][i].sizes(),
-                             TensorOptions(inputs[0][i].dtype()).device(destination)));
-      sums.add(result.back(), replicas, SumOrder::kPairwiseTree);
+      sums.add(result.back(), replicas, SumOrder::kPairwiseTree, subtrees);
     }
     sums.run(reduction_helpers(inputs, destination));
   }

@@ -18,9 +18,11 @@
 //    fix their own sums by the shape alone (Note [GEMM blocks], Note
 //    [Reductions on threads], Note [Convolution as GEMM]).
 // 2. Each micro-batch runs on a replica of its own (replicate onto a device
-//    list that names a device once per micro-batch it runs), so each
-//    micro-batch's weight gradient stays apart until BroadcastBackward adds
-//    them in one pairwise tree over the micro-batch index
+//    list that names a device once per micro-batch it runs; a model of
+//    known row-wise modules runs whole subtrees of them instead, Note
+//    [Subtrees in one forward]), so each micro-batch's weight gradient
+//    stays apart until BroadcastBackward adds them in one pairwise tree
+//    over the micro-batch index
 //    (sum_in_pairwise_tree): its shape depends on the micro-batch count only,
 //    and the same tree serves inside a device and across devices. A whole
 //    subtree lies on one device wherever the cut keeps it together, which
@@ -43,17 +45,27 @@
 // invariant measures it. With one device the module still runs micro-batch
 // by micro-batch, which is what makes one device agree with four.
 #include <cstdint>
+#include <numeric>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
+#include "backend/cpu/panel_gemm.h"
+#include "ops/packed_weights.h"
 #include "parallel/parallel_utils.h"
 #include "tandem/core/error.h"
 #include "tandem/core/generator.h"
 #include "tandem/core/micro_batch_products.h"
 #include "tandem/core/sample_keys.h"
 #include "tandem/nn/batch_statistics.h"
+#include "tandem/nn/modules/activation.h"
+#include "tandem/nn/modules/dropout.h"
+#include "tandem/nn/modules/flatten.h"
+#include "tandem/nn/modules/linear.h"
+#include "tandem/nn/modules/sequential.h"
 #include "tandem/parallel/cut_plan.h"
 #include "tandem/parallel/data_parallel.h"
+#include "tandem/parallel/gradient_tree.h"
 #include "tandem/parallel/replicate.h"
 #include "tandem/parallel/scatter_gather.h"
 
@@ -112,6 +124,115 @@ TensorTree run_micro_batches(const std::shared_ptr<nn::Module>& module,
   return gather(outputs, output_device, dim);
 }
 
+// Note [Subtrees in one forward]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A replica per micro-batch makes a device multiply each weight once per
+// micro-batch, forward and backward, and write a whole weight gradient per
+// micro-batch for the tree to read back: for the MLP of bench/invariant,
+// eight 7.4 MB gradients per step (59 MB, beyond the caches) where the
+// normal step writes two. When every module is one whose forward works
+// row by row with linear() as its only product (Sequential, Linear, ReLU,
+// Dropout, Flatten, Identity) and linear() runs panel products here, a
+// device instead runs each of the largest whole subtrees of the tree that
+// its micro-batches make (subtrees_within) as one replica, in one forward:
+//   - a row's output has the same bits in any number of rows: the panel
+//     products are chains per element, ReLU and the masks are per element,
+//     and the masks are keyed by the sample (SampleKeys over the subtree's
+//     rows gives each sample the key its micro-batch's scope would);
+//   - linear()'s backward (told the micro-batches by MicroBatchProducts)
+//     computes the input's gradient row by row, and the weight's as one
+//     panel_gemm_tree: per output tile, each micro-batch's chain, added in
+//     the tree in registers and L1, written once; the bias's as each
+//     micro-batch's sum added in the tree;
+//   - sum_subtrees_in_pairwise_tree adds the subtrees' gradients in the
+//     same tree.
+// So every number is the one the replica per micro-batch makes (a test
+// trains both ways and compares the bytes), and DistributedDataParallel,
+// which still runs a replica per micro-batch, agrees with it. Any other
+// module keeps the replica per micro-batch: its ops may sum over the batch
+// in an order of their own.
+
+// Whether `module` can run a whole subtree of micro-batches in one forward
+// with the bits of running them one by one (Note [Subtrees in one
+// forward]): every module in it is one of those whose forward works row by
+// row with linear() as its only product, every parameter is float32 on
+// the CPU, and linear() runs panel products for micro-batches of this
+// size here.
+bool runs_whole_subtrees(const nn::Module& module,
+                         const std::vector<Device>& devices,
+                         int64_t micro_batch,
+                         int64_t dim) {
+  if (dim != 0 || micro_batch > tandem::detail::kMaxPanelRows ||
+      !backend::cpu::panel_gemm_available()) {
+    return false;
+  }
+  for (const Device& device : devices) {
+    if (!device.is_cpu()) return false;
+  }
+  for (const Tensor& p : module.parameters()) {
+    if (!p.is_cpu() || p.dtype() != kFloat32) return false;
+  }
+  for (const auto& m : module.modules()) {
+    const std::type_info& type = typeid(*m);
+    if (type != typeid(nn::SequentialImpl) && type != typeid(nn::LinearImpl) &&
+        type != typeid(nn::ReLUImpl) && type != typeid(nn::DropoutImpl) &&
+        type != typeid(nn::FlattenImpl) && type != typeid(nn::IdentityImpl)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// micro_batch_apply's forward when the module runs whole subtrees: one
+// replica per largest subtree of the tree each device's micro-batches
+// make, its micro-batches in one forward.
+TensorTree run_subtrees(const std::shared_ptr<nn::Module>& module,
+                        const Forward& forward,
+                        const TensorTree& input,
+                        const std::vector<int64_t>& sizes,
+                        const std::vector<int64_t>& per_device,
+                        const std::vector<Device>& devices,
+                        int64_t micro_batch,
+                        uint64_t seed,
+                        Device output_device,
+                        ReplicaCache* cache) {
+  const auto leaves = static_cast<int64_t>(sizes.size());
+  std::vector<TreeNode> subtrees;
+  std::vector<Device> on;     // subtree k runs on on[k]
+  std::vector<int64_t> rows;  // of subtree k
+  int64_t start = 0;
+  for (size_t d = 0; d < per_device.size(); ++d) {
+    for (const TreeNode& node : subtrees_within(start, start + per_device[d], leaves)) {
+      subtrees.push_back(node);
+      on.push_back(devices[d]);
+      rows.push_back(
+          std::accumulate(sizes.begin() + node.lo, sizes.begin() + node.hi, int64_t{0}));
+    }
+    start += per_device[d];
+  }
+  const auto replicas = replicate_module(
+      module,
+      on,
+      cache,
+      [subtrees](std::vector<std::vector<Tensor>>&& per_replica, Device destination) {
+        return sum_subtrees_in_pairwise_tree(
+            std::move(per_replica), subtrees, destination);
+      });
+  const uint64_t step = MicroBatchProducts::next_step();
+  const std::vector<TensorTree> outputs = parallel_apply(
+      replicas.size(),
+      [&](size_t k, const TensorTree& piece) {
+        const TreeNode& node = subtrees[k];
+        SampleKeys keys(seed, node.lo * micro_batch, rows[k], /*dim=*/0);
+        MicroBatchProducts products(
+            step, std::vector<int64_t>(sizes.begin() + node.lo, sizes.begin() + node.hi));
+        return forward(*replicas[k], piece);
+      },
+      scatter(input, on, rows, /*dim=*/0),
+      on);
+  return gather(outputs, output_device, /*dim=*/0);
+}
+
 // The rows of micro-batches of `micro_batch` rows that cut `rows`, the last
 // one shorter when it does not divide.
 std::vector<int64_t> micro_batch_sizes(int64_t rows, int64_t micro_batch) {
@@ -152,6 +273,18 @@ TensorTree micro_batch_apply(const std::shared_ptr<nn::Module>& module,
   }
   const std::vector<int64_t> sizes = micro_batch_sizes(rows, micro_batch);
   const std::vector<int64_t> per_device = plan.next(static_cast<int64_t>(sizes.size()));
+  if (runs_whole_subtrees(*module, devices, micro_batch, dim)) {
+    return run_subtrees(module,
+                        forward,
+                        input,
+                        sizes,
+                        per_device,
+                        devices,
+                        micro_batch,
+                        draw_mask_seed(*module),
+                        output_device,
+                        cache);
+  }
   std::vector<Device> on;  // micro-batch j runs on on[j]
   for (size_t d = 0; d < per_device.size(); ++d)
     on.insert(on.end(), per_device[d], devices[d]);

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/panel_gemm.h"
 #include "gtest/gtest.h"
+#include "tandem/parallel/gradient_tree.h"
 
 namespace tandem::backend::cpu {
 namespace {
@@ -129,6 +130,60 @@ TEST_F(PanelGemm, RepackingIntoSmallerPanelsReusesTheMemory) {
   EXPECT_EQ(packed.k, 16);
   EXPECT_EQ(packed.n, 40);
   EXPECT_EQ(packed.panels(), 2);
+}
+
+TEST(PanelTree, SplitsWhereInvariantModesTreeDoes) {
+  for (int64_t lo : {0, 3, 8}) {
+    for (int64_t size = 2; size <= 40; ++size) {
+      EXPECT_EQ(leaf_tree_split(lo, lo + size), parallel::tree_split(lo, lo + size))
+          << lo << " + " << size;
+    }
+  }
+}
+
+// The leaves' products one by one, summed in the tree.
+std::vector<float> tree_of_products(int64_t m,
+                                    const std::vector<float>& at,  // k x m
+                                    const std::vector<float>& b,   // k x n
+                                    int64_t n,
+                                    const std::vector<int64_t>& rows,
+                                    size_t lo,
+                                    size_t hi,
+                                    int64_t first) {
+  if (hi - lo == 1) {
+    PackedPanels packed;
+    pack_panels(packed, b.data() + first * n, rows[lo], n, n, 1);
+    std::vector<float> out(static_cast<size_t>(m * n));
+    panel_gemm(m, at.data() + first * m, 1, m, packed, false, out.data(), n);
+    return out;
+  }
+  const auto mid = static_cast<size_t>(
+      leaf_tree_split(static_cast<int64_t>(lo), static_cast<int64_t>(hi)));
+  int64_t right_first = first;
+  for (size_t j = lo; j < mid; ++j) right_first += rows[j];
+  std::vector<float> left = tree_of_products(m, at, b, n, rows, lo, mid, first);
+  const std::vector<float> right =
+      tree_of_products(m, at, b, n, rows, mid, hi, right_first);
+  for (size_t x = 0; x < left.size(); ++x) left[x] += right[x];
+  return left;
+}
+
+TEST_F(PanelGemm, ATreeProductHasTheBitsOfItsLeavesSummedInTheTree) {
+  const int64_t m = 29, n = 45;
+  for (const std::vector<int64_t>& rows : std::vector<std::vector<int64_t>>{
+           {7}, {8, 8}, {8, 8, 8}, {8, 8, 8, 8, 8}, {8, 8, 8, 8, 8, 8, 8, 3}}) {
+    int64_t k = 0;
+    for (int64_t r : rows) k += r;
+    const auto at = random_floats(k * m, 10), b = random_floats(k * n, 11);
+    PackedPanels packed;
+    pack_panels(packed, b.data(), k, n, n, 1);
+    std::vector<float> got(static_cast<size_t>(m * n), 5.0f);
+    panel_gemm_tree(m, at.data(), 1, m, packed, rows, got.data(), n);
+    const std::vector<float> want =
+        tree_of_products(m, at, b, n, rows, 0, rows.size(), 0);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+        << rows.size() << " leaves";
+  }
 }
 
 }  // namespace

@@ -79,5 +79,41 @@ TEST_F(MicroBatchProductsTest, AnotherWeightInTheSameMemoryIsPackedAgain) {
   }
 }
 
+TEST_F(MicroBatchProductsTest, MicroBatchesRunTogetherGiveTheirOwnGradientsInTheTree) {
+  manual_seed(15);
+  const std::vector<int64_t> rows = {8, 8, 5};
+  Tensor x = randn({21, 12}), g = randn({21, 9});
+  Tensor w = randn({9, 12}).requires_grad_(true), b = randn({9}).requires_grad_(true);
+  const uint64_t step = MicroBatchProducts::next_step();
+  {
+    MicroBatchProducts together(step, rows);
+    linear(x, w, b).backward(g);
+  }
+  // One by one: (0 + 1) + 2, the tree over three.
+  std::vector<Tensor> gw, gb;
+  int64_t first = 0;
+  for (int64_t part : rows) {
+    Tensor w1 = w.detach().clone().requires_grad_(true);
+    Tensor b1 = b.detach().clone().requires_grad_(true);
+    {
+      MicroBatchProducts alone(step);
+      linear(x.narrow(0, first, part), w1, b1).backward(g.narrow(0, first, part));
+    }
+    gw.push_back(w1.grad());
+    gb.push_back(b1.grad());
+    first += part;
+  }
+  EXPECT_TRUE(same_bits(w.grad(), (gw[0] + gw[1]) + gw[2]));
+  EXPECT_TRUE(same_bits(b.grad(), (gb[0] + gb[1]) + gb[2]));
+}
+
+TEST_F(MicroBatchProductsTest, MicroBatchesThatAreNotTheInputsRowsAreAnError) {
+  Tensor x = randn({10, 4}), w = randn({3, 4});
+  MicroBatchProducts products(MicroBatchProducts::next_step(), {8, 8});
+  EXPECT_TRUE(testing::throws_with([&] { linear(x, w); },
+                                   "runs micro-batches of 16 rows in all, but linear's "
+                                   "input has 10 rows"));
+}
+
 }  // namespace
 }  // namespace tandem

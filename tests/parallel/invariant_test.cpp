@@ -285,4 +285,44 @@ TEST(InvariantMode, MasksOverSeveralRowsPerSampleOrNoneAreKeyedToo) {
   EXPECT_FALSE(tandem::equal(draw(0, 4, other), draw(4, 4, other)));
 }
 
+// A module whose type the subtree path does not know, holding a task's
+// model: DataParallel runs it micro-batch by micro-batch.
+struct OpaqueImpl : nn::Cloneable<OpaqueImpl> {
+  explicit OpaqueImpl(std::function<nn::Sequential()> make) : make(std::move(make)) {
+    reset();
+  }
+  void reset() override { inner = register_module("inner", make()); }
+  Tensor forward(const Tensor& x) { return inner->forward(x); }
+  std::function<nn::Sequential()> make;
+  nn::Sequential inner{nullptr};
+};
+TANDEM_MODULE(Opaque);
+
+// A Sequential of Linear, ReLU and Dropout runs each device's largest
+// subtrees of micro-batches in one forward each (Note [Subtrees in one
+// forward] in src/parallel/micro_batches.cpp): the same bits as running
+// them one by one.
+TEST_P(InvariantMode, SubtreesInOneForwardHaveTheBitsOfMicroBatchesOneByOne) {
+  const Task task = mlp_with_dropout();
+  for (const DeviceSetup& setup : setups()) {
+    const auto subtrees = train_data_parallel(task, setup, GetParam());
+    tandem::manual_seed(7);
+    nn::DataParallel dp(Opaque(task.make), invariant_on(setup, 8));
+    const auto one_by_one = train(
+        task,
+        [&](const Tensor& x, const Tensor& y) { return F::cross_entropy(dp(x), y); },
+        *dp,
+        GetParam());
+    std::map<std::string, Tensor> renamed;
+    for (const auto& [name, value] : one_by_one) {
+      // "module.inner.0.weight" and the like: the names without "inner.".
+      std::string plain = name;
+      const size_t at = plain.find("inner.");
+      if (at != std::string::npos) plain.erase(at, 6);
+      renamed[plain] = value;
+    }
+    EXPECT_TRUE(same_bits(subtrees, renamed)) << setup.name;
+  }
+}
+
 }  // namespace

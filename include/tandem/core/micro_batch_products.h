@@ -14,12 +14,18 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace tandem {
 
 class MicroBatchProducts {
  public:
-  explicit MicroBatchProducts(uint64_t step) noexcept;
+  /// `leaf_rows`, when given, are the rows of the micro-batches the scope's
+  /// forward runs together (a whole subtree of invariant mode's gradient
+  /// tree): linear() then sums its weight's gradient over them in that
+  /// tree, with the bits of running them one by one.
+  explicit MicroBatchProducts(uint64_t step,
+                              std::vector<int64_t> leaf_rows = {}) noexcept;
   ~MicroBatchProducts();
   MicroBatchProducts(const MicroBatchProducts&) = delete;
   MicroBatchProducts& operator=(const MicroBatchProducts&) = delete;
@@ -31,9 +37,11 @@ class MicroBatchProducts {
 
   /// Weights packed under another step are packed again.
   uint64_t step() const noexcept { return step_; }
+  const std::vector<int64_t>& leaf_rows() const noexcept { return leaf_rows_; }
 
  private:
   uint64_t step_;
+  std::vector<int64_t> leaf_rows_;
   const MicroBatchProducts* previous_;
 };
 

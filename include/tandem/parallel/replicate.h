@@ -42,6 +42,7 @@
 #include "tandem/core/error.h"
 #include "tandem/nn/module.h"
 #include "tandem/nn/module_holder.h"
+#include "tandem/parallel/gradient_tree.h"
 
 namespace tandem::parallel {
 
@@ -68,6 +69,14 @@ std::vector<Tensor> sum_in_replica_order(std::vector<std::vector<Tensor>>&& per_
 /// (create_graph), so the sum can be differentiated again.
 std::vector<Tensor> sum_in_pairwise_tree(std::vector<std::vector<Tensor>>&& per_replica,
                                          Device destination);
+/// The same tree when replica j holds the sum of the leaves of subtrees[j]
+/// (whole subtrees of the tree, in leaf order, together its leaves
+/// [subtrees.front().lo, subtrees.back().hi)): what invariant mode adds
+/// when a replica runs a subtree of micro-batches in one forward.
+std::vector<Tensor> sum_subtrees_in_pairwise_tree(
+    std::vector<std::vector<Tensor>>&& per_replica,
+    const std::vector<TreeNode>& subtrees,
+    Device destination);
 /// replicate() for any module type: the replicas (the module's dynamic
 /// type), from `cache` when one is given; backward adds their gradients
 /// by `sum`.

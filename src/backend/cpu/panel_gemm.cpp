@@ -20,9 +20,11 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "tandem/core/cpu_budget.h"
 #include "tandem/core/error.h"
@@ -151,7 +153,115 @@ void rows_against_panel(int64_t begin,
   for (; i < end; ++i) rows_at<1>(i, a, a0, a1, b, p, accumulate, streaming, c, ldc);
 }
 
+constexpr int64_t kTileFloats = kTileRows * kWidth;
+
+// out[ROWS x width] += below[ROWS x 32] (rows kWidth apart).
+template <int ROWS>
+__attribute__((target("avx512f"))) void add_tile(float* out,
+                                                 int64_t out_ld,
+                                                 HalfMasks masks,
+                                                 const float* below) {
+  for (int r = 0; r < ROWS; ++r) {
+    float* row = out + r * out_ld;
+    const float* add = below + r * kWidth;
+    _mm512_mask_storeu_ps(
+        row,
+        masks.low,
+        _mm512_add_ps(_mm512_maskz_loadu_ps(masks.low, row), _mm512_load_ps(add)));
+    _mm512_mask_storeu_ps(row + 16,
+                          masks.high,
+                          _mm512_add_ps(_mm512_maskz_loadu_ps(masks.high, row + 16),
+                                        _mm512_load_ps(add + 16)));
+  }
+}
+
+// out (ROWS x the masks' width, rows out_ld apart) = the tree's sum over
+// leaves [lo, hi) of a's rows x panel's rows within each leaf (with
+// `accumulate`, added to out's values instead). `below` (64-byte aligned)
+// has room for a tile per deeper level. A right child that is one leaf is
+// added by its own product (its chain, then plus the left sum, the same
+// one addition).
+template <int ROWS>
+void tree_tile(const float* a,
+               int64_t a0,
+               int64_t a1,
+               const float* panel,
+               const int64_t* offsets,
+               int64_t lo,
+               int64_t hi,
+               bool accumulate,
+               float* out,
+               int64_t out_ld,
+               HalfMasks masks,
+               float* below) {
+  if (hi - lo == 1) {
+    const int64_t k0 = offsets[lo];
+    tile<ROWS>(a + k0 * a1,
+               a0,
+               a1,
+               panel + k0 * kWidth,
+               offsets[hi] - k0,
+               masks,
+               accumulate,
+               /*stream=*/false,
+               out,
+               out_ld);
+    return;
+  }
+  TANDEM_INTERNAL_ASSERT(!accumulate, "tree_tile: only a leaf adds to its output");
+  const int64_t mid = leaf_tree_split(lo, hi);
+  tree_tile<ROWS>(a, a0, a1, panel, offsets, lo, mid, false, out, out_ld, masks, below);
+  if (hi - mid == 1) {
+    tree_tile<ROWS>(a, a0, a1, panel, offsets, mid, hi, true, out, out_ld, masks, below);
+    return;
+  }
+  tree_tile<ROWS>(a,
+                  a0,
+                  a1,
+                  panel,
+                  offsets,
+                  mid,
+                  hi,
+                  false,
+                  below,
+                  kWidth,
+                  masks_for(kWidth),
+                  below + kTileFloats);
+  add_tile<ROWS>(out, out_ld, masks, below);
+}
+
+// Rows [i, i + ROWS) of c, panel p, summed over the leaves in the tree.
+template <int ROWS>
+void tree_rows_at(int64_t i,
+                  const float* a,
+                  int64_t a0,
+                  int64_t a1,
+                  const PackedPanels& b,
+                  const int64_t* offsets,
+                  int64_t leaves,
+                  int64_t p,
+                  float* scratch,
+                  float* c,
+                  int64_t ldc) {
+  tree_tile<ROWS>(a + i * a0,
+                  a0,
+                  a1,
+                  b.data.get() + p * b.k * kWidth,
+                  offsets,
+                  0,
+                  leaves,
+                  false,
+                  c + i * ldc + p * kWidth,
+                  ldc,
+                  masks_for(std::min(kWidth, b.n - p * kWidth)),
+                  scratch);
+}
+
 }  // namespace
+
+int64_t leaf_tree_split(int64_t lo, int64_t hi) {
+  return lo + static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(hi - lo)) >> 1);
+}
 
 bool panel_gemm_available() {
   static const bool available = __builtin_cpu_supports("avx512f") != 0;
@@ -220,6 +330,52 @@ void panel_gemm(int64_t m,
                  }
                  if (streaming) store_fence();
                });
+}
+
+void panel_gemm_tree(int64_t m,
+                     const float* a,
+                     int64_t a0,
+                     int64_t a1,
+                     const PackedPanels& b,
+                     const std::vector<int64_t>& leaf_rows,
+                     float* c,
+                     int64_t ldc) {
+  TANDEM_INTERNAL_ASSERT(panel_gemm_available(),
+                         "panel_gemm_tree: no AVX-512F on this CPU");
+  const auto leaves = static_cast<int64_t>(leaf_rows.size());
+  std::vector<int64_t> offsets{0};
+  for (int64_t rows : leaf_rows) offsets.push_back(offsets.back() + rows);
+  TANDEM_INTERNAL_ASSERT(leaves > 0 && offsets.back() == b.k,
+                         "panel_gemm_tree: the leaves' rows do not add up to B's ",
+                         b.k);
+  if (m == 0 || b.n == 0) return;
+  // One tile per level of the tree, plus the result's.
+  const auto levels =
+      static_cast<size_t>(std::bit_width(static_cast<uint64_t>(leaves)) + 1);
+  const int64_t work = std::max<int64_t>(m * b.k * kWidth, 1);
+  parallel_for(
+      0,
+      b.panels(),
+      std::max<int64_t>(1, kMinRangeWork / work),
+      [&](int64_t begin, int64_t end) {
+        // 64-byte aligned tiles, one per level below the top.
+        std::vector<float> memory(levels * kTileFloats + 16);
+        float* scratch = memory.data() +
+                         (16 - reinterpret_cast<uintptr_t>(memory.data()) / 4 % 16) % 16;
+        for (int64_t p = begin; p < end; ++p) {
+          int64_t i = 0;
+          for (; i + kTileRows <= m; i += kTileRows) {
+            tree_rows_at<kTileRows>(
+                i, a, a0, a1, b, offsets.data(), leaves, p, scratch, c, ldc);
+          }
+          for (; i + 4 <= m; i += 4) {
+            tree_rows_at<4>(i, a, a0, a1, b, offsets.data(), leaves, p, scratch, c, ldc);
+          }
+          for (; i < m; ++i) {
+            tree_rows_at<1>(i, a, a0, a1, b, offsets.data(), leaves, p, scratch, c, ldc);
+          }
+        }
+      });
 }
 
 }  // namespace tandem::backend::cpu

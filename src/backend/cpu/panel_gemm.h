@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace tandem::backend::cpu {
 
@@ -48,5 +49,25 @@ void panel_gemm(int64_t m,
                 bool accumulate,
                 float* c,
                 int64_t ldc);
+
+/// Where the pairwise tree over leaves [lo, hi) (hi - lo > 1) splits: the
+/// left part is the largest power of two short of the whole, as
+/// parallel::tree_split says for invariant mode's gradient tree.
+int64_t leaf_tree_split(int64_t lo, int64_t hi);
+
+/// c = the sum of a @ B over B's row ranges of `leaf_rows` (in order, adding
+/// up to B.k), in the pairwise tree of parallel/gradient_tree.h over the
+/// leaves: each leaf's product is the chain panel_gemm makes of it alone,
+/// and the tree adds them tile by tile, so c is written once and has the
+/// bits of the leaves' products summed in the tree (invariant mode's
+/// weight gradient of several micro-batches). a's columns are B's rows.
+void panel_gemm_tree(int64_t m,
+                     const float* a,
+                     int64_t a0,
+                     int64_t a1,
+                     const PackedPanels& b,
+                     const std::vector<int64_t>& leaf_rows,
+                     float* c,
+                     int64_t ldc);
 
 }  // namespace tandem::backend::cpu
