@@ -333,9 +333,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   const MicroBatchProducts* products = MicroBatchProducts::current();
   const std::vector<int64_t> leaves = micro_batches_of(products, rows);
   const uint64_t panel_step =
-      products != nullptr &&
-              detail::panel_products_for(
-                  input, weight, *std::max_element(leaves.begin(), leaves.end()))
+      detail::panel_products_for(
+          input, weight, *std::max_element(leaves.begin(), leaves.end()))
           ? products->step()
           : 0;
   if (panel_step != 0) {

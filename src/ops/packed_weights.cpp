@@ -35,6 +35,13 @@ const Storage& memory_of(const Tensor& b) {
   return storage->base() ? storage->base() : storage;
 }
 
+// b packed for one product, in this thread's scratch panels.
+const backend::cpu::PackedPanels& packed_alone(const Tensor& b) {
+  backend::cpu::pack_panels(
+      scratch, b.data_ptr<float>(), b.size(0), b.size(1), b.stride(0), b.stride(1));
+  return scratch;
+}
+
 bool same_storage(const Entry& e, const Tensor& b) {
   const std::shared_ptr<StorageImpl> held = e.storage.lock();
   return held != nullptr && held == memory_of(b);
@@ -57,10 +64,7 @@ const backend::cpu::PackedPanels& packed_for_step(const Tensor& b, uint64_t step
   if (it == cache.end()) {
     int64_t held = 0;
     for (const Entry& e : cache) held += e.panels.capacity;
-    if (held + k * n > kMaxCachedFloats) {
-      backend::cpu::pack_panels(scratch, b.data_ptr<float>(), k, n, s0, s1);
-      return scratch;
-    }
+    if (held + k * n > kMaxCachedFloats) return packed_alone(b);
     it = cache.emplace(cache.end());
   }
   Entry& e = *it;
@@ -80,18 +84,11 @@ const backend::cpu::PackedPanels& packed_for_step(const Tensor& b, uint64_t step
 
 void panel_product(
     const Tensor& out, const Tensor& a, const Tensor& b, uint64_t step, bool accumulate) {
-  const backend::cpu::PackedPanels* packed = &scratch;
-  if (step != 0) {
-    packed = &packed_for_step(b, step);
-  } else {
-    backend::cpu::pack_panels(
-        scratch, b.data_ptr<float>(), b.size(0), b.size(1), b.stride(0), b.stride(1));
-  }
   backend::cpu::panel_gemm(a.size(0),
                            a.data_ptr<float>(),
                            a.stride(0),
                            a.stride(1),
-                           *packed,
+                           step != 0 ? packed_for_step(b, step) : packed_alone(b),
                            accumulate,
                            out.data_ptr<float>(),
                            out.size(1));
@@ -101,13 +98,11 @@ void panel_tree_product(const Tensor& out,
                         const Tensor& a,
                         const Tensor& b,
                         const std::vector<int64_t>& leaf_rows) {
-  backend::cpu::pack_panels(
-      scratch, b.data_ptr<float>(), b.size(0), b.size(1), b.stride(0), b.stride(1));
   backend::cpu::panel_gemm_tree(a.size(0),
                                 a.data_ptr<float>(),
                                 a.stride(0),
                                 a.stride(1),
-                                scratch,
+                                packed_alone(b),
                                 leaf_rows,
                                 out.data_ptr<float>(),
                                 out.size(1));

@@ -93,29 +93,20 @@ Coalesced allocate_pieces(const std::vector<Tensor>& like,
 // computes it.
 constexpr int64_t kBlock = 1 << 15;
 
-// The order of a sum's additions: left to right, or in the pairwise tree of
-// detail::sum_in_pairwise_tree.
-enum class SumOrder { kInOrder, kPairwiseTree };
-
-// Sums out = sources[0] + sources[1] + ... in `order`, collected and then
-// run together, block by block.
+// Sums out = sources[0] + sources[1] + ..., left to right or (given each
+// source's span of leaves) in the pairwise tree of
+// detail::sum_subtrees_in_pairwise_tree, collected and then run together,
+// block by block.
 class BlockedSums {
  public:
   // `out` is contiguous and either fresh or sources[0] itself (then only
   // the others are added); one fresh source makes a copy.
   void add(const Tensor& out,
            const std::vector<Tensor>& sources,
-           SumOrder order = SumOrder::kInOrder,
-           std::vector<TreeNode> spans = {}) {
+           std::vector<TreeNode> tree_spans = {}) {
     Sum sum;
-    sum.tree = order == SumOrder::kPairwiseTree;
-    // In the tree, source j is the sum of leaves spans[j] (one leaf each
-    // when no spans are given).
-    for (size_t j = 0; sum.tree && spans.empty() && j < sources.size(); ++j) {
-      spans.push_back({static_cast<int64_t>(j), static_cast<int64_t>(j) + 1});
-    }
-    sum.spans = std::move(spans);
-    sum.out_is_first = !sum.tree && sources[0].unsafe_impl() == out.unsafe_impl();
+    sum.spans = std::move(tree_spans);
+    sum.out_is_first = sum.spans.empty() && sources[0].unsafe_impl() == out.unsafe_impl();
     sum.out = out.view({-1});
     for (const Tensor& s : sources) {
       sum.sources.push_back(detail::readable_on(s, out.device()).detach().reshape({-1}));
@@ -148,8 +139,7 @@ class BlockedSums {
     Tensor out;                   // flat
     std::vector<Tensor> sources;  // flat, readable on out's device
     bool out_is_first = false;
-    bool tree = false;
-    std::vector<TreeNode> spans;  // the tree's: each source's leaves
+    std::vector<TreeNode> spans;  // each source's leaves in the tree; none: in order
   };
   struct Block {
     size_t sum;
@@ -160,7 +150,7 @@ class BlockedSums {
   void run_block(const Block& b) const {
     const Sum& sum = sums_[b.sum];
     Tensor out = sum.out.narrow(0, b.start, b.length);
-    if (sum.tree)
+    if (!sum.spans.empty())
       return tree_block(sum, b, sum.spans.front().lo, sum.spans.back().hi, out);
     if (!sum.out_is_first) out.copy_(sum.sources[0].narrow(0, b.start, b.length));
     for (size_t j = 1; j < sum.sources.size(); ++j) {
@@ -524,7 +514,7 @@ std::vector<Tensor> sum_subtrees_in_pairwise_tree(
               : empty(first.sizes(), TensorOptions(first.dtype()).device(destination)));
       std::vector<Tensor> replicas;
       for (const auto& input : inputs) replicas.push_back(input[i]);
-      sums.add(result.back(), replicas, SumOrder::kPairwiseTree, subtrees);
+      sums.add(result.back(), replicas, subtrees);
     }
     sums.run(reduction_helpers(inputs, destination));
   }

@@ -92,34 +92,44 @@ void check_no_batch_statistics(const nn::Module& module) {
   }
 }
 
-// Cuts `input` into pieces of `sizes` rows and runs piece j (micro-batch
-// first + j of the batch) on a replica of its own on on[j], with that
-// micro-batch's sample-keyed masks and products against weights packed
-// once per device (MicroBatchProducts), and gathers the outputs onto
+// Runs each of `pieces` (micro-batches [lo, hi) of the batch, in order,
+// together the part of it `input` holds; `sizes` are the rows of that
+// part's micro-batches, the first of them micro-batch `first`) on a replica
+// of its own on on[k], in one forward with its samples' keyed masks and
+// products against weights packed once per device (MicroBatchProducts,
+// told the piece's micro-batches), and gathers the outputs onto
 // `output_device` in order; backward adds the replicas' gradients by `sum`.
-TensorTree run_micro_batches(const std::shared_ptr<nn::Module>& module,
-                             const Forward& forward,
-                             const TensorTree& input,
-                             const std::vector<int64_t>& sizes,
-                             const std::vector<Device>& on,
-                             int64_t first,
-                             int64_t micro_batch,
-                             uint64_t seed,
-                             Device output_device,
-                             int64_t dim,
-                             ReplicaCache* cache,
-                             GradientSum sum) {
+TensorTree run_pieces(const std::shared_ptr<nn::Module>& module,
+                      const Forward& forward,
+                      const TensorTree& input,
+                      const std::vector<int64_t>& sizes,
+                      const std::vector<TreeNode>& pieces,
+                      const std::vector<Device>& on,
+                      int64_t first,
+                      int64_t micro_batch,
+                      uint64_t seed,
+                      Device output_device,
+                      int64_t dim,
+                      ReplicaCache* cache,
+                      GradientSum sum) {
+  std::vector<std::vector<int64_t>> leaf_rows;  // of piece k's micro-batches
+  std::vector<int64_t> rows;                    // of piece k
+  for (const TreeNode& piece : pieces) {
+    leaf_rows.emplace_back(sizes.begin() + (piece.lo - first),
+                           sizes.begin() + (piece.hi - first));
+    rows.push_back(
+        std::accumulate(leaf_rows.back().begin(), leaf_rows.back().end(), int64_t{0}));
+  }
   const auto replicas = replicate_module(module, on, cache, std::move(sum));
   const uint64_t step = MicroBatchProducts::next_step();
   const std::vector<TensorTree> outputs = parallel_apply(
       replicas.size(),
-      [&](size_t j, const TensorTree& piece) {
-        SampleKeys keys(
-            seed, (first + static_cast<int64_t>(j)) * micro_batch, sizes[j], dim);
-        MicroBatchProducts products(step);
-        return forward(*replicas[j], piece);
+      [&](size_t k, const TensorTree& piece) {
+        SampleKeys keys(seed, pieces[k].lo * micro_batch, rows[k], dim);
+        MicroBatchProducts products(step, leaf_rows[k]);
+        return forward(*replicas[k], piece);
       },
-      scatter(input, on, sizes, dim),
+      scatter(input, on, rows, dim),
       on);
   return gather(outputs, output_device, dim);
 }
@@ -183,56 +193,6 @@ bool runs_whole_subtrees(const nn::Module& module,
   return true;
 }
 
-// micro_batch_apply's forward when the module runs whole subtrees: one
-// replica per largest subtree of the tree each device's micro-batches
-// make, its micro-batches in one forward.
-TensorTree run_subtrees(const std::shared_ptr<nn::Module>& module,
-                        const Forward& forward,
-                        const TensorTree& input,
-                        const std::vector<int64_t>& sizes,
-                        const std::vector<int64_t>& per_device,
-                        const std::vector<Device>& devices,
-                        int64_t micro_batch,
-                        uint64_t seed,
-                        Device output_device,
-                        ReplicaCache* cache) {
-  const auto leaves = static_cast<int64_t>(sizes.size());
-  std::vector<TreeNode> subtrees;
-  std::vector<Device> on;     // subtree k runs on on[k]
-  std::vector<int64_t> rows;  // of subtree k
-  int64_t start = 0;
-  for (size_t d = 0; d < per_device.size(); ++d) {
-    for (const TreeNode& node : subtrees_within(start, start + per_device[d], leaves)) {
-      subtrees.push_back(node);
-      on.push_back(devices[d]);
-      rows.push_back(
-          std::accumulate(sizes.begin() + node.lo, sizes.begin() + node.hi, int64_t{0}));
-    }
-    start += per_device[d];
-  }
-  const auto replicas = replicate_module(
-      module,
-      on,
-      cache,
-      [subtrees](std::vector<std::vector<Tensor>>&& per_replica, Device destination) {
-        return sum_subtrees_in_pairwise_tree(
-            std::move(per_replica), subtrees, destination);
-      });
-  const uint64_t step = MicroBatchProducts::next_step();
-  const std::vector<TensorTree> outputs = parallel_apply(
-      replicas.size(),
-      [&](size_t k, const TensorTree& piece) {
-        const TreeNode& node = subtrees[k];
-        SampleKeys keys(seed, node.lo * micro_batch, rows[k], /*dim=*/0);
-        MicroBatchProducts products(
-            step, std::vector<int64_t>(sizes.begin() + node.lo, sizes.begin() + node.hi));
-        return forward(*replicas[k], piece);
-      },
-      scatter(input, on, rows, /*dim=*/0),
-      on);
-  return gather(outputs, output_device, /*dim=*/0);
-}
-
 // The rows of micro-batches of `micro_batch` rows that cut `rows`, the last
 // one shorter when it does not divide.
 std::vector<int64_t> micro_batch_sizes(int64_t rows, int64_t micro_batch) {
@@ -273,33 +233,44 @@ TensorTree micro_batch_apply(const std::shared_ptr<nn::Module>& module,
   }
   const std::vector<int64_t> sizes = micro_batch_sizes(rows, micro_batch);
   const std::vector<int64_t> per_device = plan.next(static_cast<int64_t>(sizes.size()));
-  if (runs_whole_subtrees(*module, devices, micro_batch, dim)) {
-    return run_subtrees(module,
-                        forward,
-                        input,
-                        sizes,
-                        per_device,
-                        devices,
-                        micro_batch,
-                        draw_mask_seed(*module),
-                        output_device,
-                        cache);
+  // A replica per micro-batch, or per largest subtree of them on a device
+  // when the module runs whole subtrees in one forward.
+  const bool whole_subtrees = runs_whole_subtrees(*module, devices, micro_batch, dim);
+  const auto leaves = static_cast<int64_t>(sizes.size());
+  std::vector<TreeNode> pieces;
+  std::vector<Device> on;  // piece k runs on on[k]
+  int64_t start = 0;
+  for (size_t d = 0; d < per_device.size(); ++d) {
+    const int64_t end = start + per_device[d];
+    if (whole_subtrees) {
+      for (const TreeNode& node : subtrees_within(start, end, leaves)) {
+        pieces.push_back(node);
+        on.push_back(devices[d]);
+      }
+    } else {
+      for (int64_t j = start; j < end; ++j) {
+        pieces.push_back({j, j + 1});
+        on.push_back(devices[d]);
+      }
+    }
+    start = end;
   }
-  std::vector<Device> on;  // micro-batch j runs on on[j]
-  for (size_t d = 0; d < per_device.size(); ++d)
-    on.insert(on.end(), per_device[d], devices[d]);
-  return run_micro_batches(module,
-                           forward,
-                           input,
-                           sizes,
-                           on,
-                           /*first=*/0,
-                           micro_batch,
-                           draw_mask_seed(*module),
-                           output_device,
-                           dim,
-                           cache,
-                           sum_in_pairwise_tree);
+  return run_pieces(
+      module,
+      forward,
+      input,
+      sizes,
+      pieces,
+      on,
+      /*first=*/0,
+      micro_batch,
+      draw_mask_seed(*module),
+      output_device,
+      dim,
+      cache,
+      [pieces](std::vector<std::vector<Tensor>>&& per_replica, Device destination) {
+        return sum_subtrees_in_pairwise_tree(std::move(per_replica), pieces, destination);
+      });
 }
 
 TensorTree micro_batch_part_apply(const std::shared_ptr<nn::Module>& module,
@@ -319,18 +290,23 @@ TensorTree micro_batch_part_apply(const std::shared_ptr<nn::Module>& module,
                "process needs at least one micro-batch");
   const std::vector<int64_t> sizes = micro_batch_sizes(rows, micro_batch);
   const std::vector<Device> on(sizes.size(), device);
-  return run_micro_batches(module,
-                           forward,
-                           input,
-                           sizes,
-                           on,
-                           first,
-                           micro_batch,
-                           seed,
-                           device,
-                           dim,
-                           cache,
-                           std::move(sum));
+  std::vector<TreeNode> pieces;  // a replica per micro-batch
+  for (int64_t j = first; j < first + static_cast<int64_t>(sizes.size()); ++j) {
+    pieces.push_back({j, j + 1});
+  }
+  return run_pieces(module,
+                    forward,
+                    input,
+                    sizes,
+                    pieces,
+                    on,
+                    first,
+                    micro_batch,
+                    seed,
+                    device,
+                    dim,
+                    cache,
+                    std::move(sum));
 }
 
 }  // namespace tandem::parallel::detail

@@ -12,6 +12,7 @@
 
 #include "parallel/parallel_testing.h"
 #include "support/invariant_testing.h"
+#include "tandem/core/profiler.h"
 
 namespace {
 
@@ -302,8 +303,29 @@ TANDEM_MODULE(Opaque);
 // subtrees of micro-batches in one forward each (Note [Subtrees in one
 // forward] in src/parallel/micro_batches.cpp): the same bits as running
 // them one by one.
+// How many replicas one forward of `model` over cpu:0,cpu:1 runs, in
+// invariant mode with micro-batches of 8 rows, on a batch of `rows`.
+template <typename Model>
+size_t replica_forwards(Model model, int64_t rows) {
+  nn::DataParallel dp(model, invariant_on({"", cpu_devices(2), std::nullopt}, 8));
+  tandem::profiler::Session session;
+  dp(tandem::randn({rows, 20}));
+  session.stop();
+  const auto events = session.events();
+  return static_cast<size_t>(
+      std::count_if(events.begin(), events.end(), [](const tandem::profiler::Event& e) {
+        return e.name == "replica forward";
+      }));
+}
+
 TEST_P(InvariantMode, SubtreesInOneForwardHaveTheBitsOfMicroBatchesOneByOne) {
   const Task task = mlp_with_dropout();
+  // 50 rows, seven micro-batches: [0, 4) on cpu:0 and [4, 7) on cpu:1, each
+  // a whole subtree, one replica each; the opaque module runs all seven
+  // apart. Without AVX-512F both run seven.
+  const size_t subtrees = __builtin_cpu_supports("avx512f") ? 2 : 7;
+  EXPECT_EQ(replica_forwards(task.make(), 50), subtrees);
+  EXPECT_EQ(replica_forwards(Opaque(task.make), 50), 7u);
   for (const DeviceSetup& setup : setups()) {
     const auto subtrees = train_data_parallel(task, setup, GetParam());
     tandem::manual_seed(7);

@@ -33,7 +33,7 @@ namespace tandem::backend::cpu {
 namespace {
 
 constexpr int64_t kWidth = PackedPanels::kPanelWidth;
-constexpr int64_t kTileRows = 12;
+constexpr int kTileRows = 12;
 // Outputs from this size on are written past the caches, with no read for
 // ownership: a weight gradient (4 MB for 1024 x 1024 from 32 rows), which
 // only the sum after backward reads again. Measured: 0.85 ms instead of
@@ -132,25 +132,14 @@ void rows_at(int64_t i,
              ldc);
 }
 
-// Rows [begin, end) against panel p, in tiles of kTileRows, 4 and 1 rows.
-void rows_against_panel(int64_t begin,
-                        int64_t end,
-                        const float* a,
-                        int64_t a0,
-                        int64_t a1,
-                        const PackedPanels& b,
-                        int64_t p,
-                        bool accumulate,
-                        bool streaming,
-                        float* c,
-                        int64_t ldc) {
-  int64_t i = begin;
-  for (; i + kTileRows <= end; i += kTileRows) {
-    rows_at<kTileRows>(i, a, a0, a1, b, p, accumulate, streaming, c, ldc);
-  }
-  for (; i + 4 <= end; i += 4)
-    rows_at<4>(i, a, a0, a1, b, p, accumulate, streaming, c, ldc);
-  for (; i < end; ++i) rows_at<1>(i, a, a0, a1, b, p, accumulate, streaming, c, ldc);
+// Calls at.template operator()<ROWS>(i) for rows [0, m) in tiles of
+// kTileRows rows, then of 4, then of 1.
+template <typename At>
+void over_row_tiles(int64_t m, const At& at) {
+  int64_t i = 0;
+  for (; i + kTileRows <= m; i += kTileRows) at.template operator()<kTileRows>(i);
+  for (; i + 4 <= m; i += 4) at.template operator()<4>(i);
+  for (; i < m; ++i) at.template operator()<1>(i);
 }
 
 constexpr int64_t kTileFloats = kTileRows * kWidth;
@@ -325,8 +314,9 @@ void panel_gemm(int64_t m,
                std::max<int64_t>(1, kMinRangeWork / work),
                [&](int64_t begin, int64_t end) {
                  for (int64_t p = begin; p < end; ++p) {
-                   rows_against_panel(
-                       0, m, a, a0, a1, b, p, accumulate, streaming, c, ldc);
+                   over_row_tiles(m, [&]<int ROWS>(int64_t i) {
+                     rows_at<ROWS>(i, a, a0, a1, b, p, accumulate, streaming, c, ldc);
+                   });
                  }
                  if (streaming) store_fence();
                });
@@ -349,33 +339,26 @@ void panel_gemm_tree(int64_t m,
                          "panel_gemm_tree: the leaves' rows do not add up to B's ",
                          b.k);
   if (m == 0 || b.n == 0) return;
-  // One tile per level of the tree, plus the result's.
+  // A tile per level of the tree below the top (the top is written in c).
   const auto levels =
       static_cast<size_t>(std::bit_width(static_cast<uint64_t>(leaves)) + 1);
   const int64_t work = std::max<int64_t>(m * b.k * kWidth, 1);
-  parallel_for(
-      0,
-      b.panels(),
-      std::max<int64_t>(1, kMinRangeWork / work),
-      [&](int64_t begin, int64_t end) {
-        // 64-byte aligned tiles, one per level below the top.
-        std::vector<float> memory(levels * kTileFloats + 16);
-        float* scratch = memory.data() +
-                         (16 - reinterpret_cast<uintptr_t>(memory.data()) / 4 % 16) % 16;
-        for (int64_t p = begin; p < end; ++p) {
-          int64_t i = 0;
-          for (; i + kTileRows <= m; i += kTileRows) {
-            tree_rows_at<kTileRows>(
-                i, a, a0, a1, b, offsets.data(), leaves, p, scratch, c, ldc);
-          }
-          for (; i + 4 <= m; i += 4) {
-            tree_rows_at<4>(i, a, a0, a1, b, offsets.data(), leaves, p, scratch, c, ldc);
-          }
-          for (; i < m; ++i) {
-            tree_rows_at<1>(i, a, a0, a1, b, offsets.data(), leaves, p, scratch, c, ldc);
-          }
-        }
-      });
+  parallel_for(0,
+               b.panels(),
+               std::max<int64_t>(1, kMinRangeWork / work),
+               [&](int64_t begin, int64_t end) {
+                 // 64-byte aligned tiles, one per level below the top.
+                 std::vector<float> memory(levels * kTileFloats + 16);
+                 float* scratch =
+                     memory.data() +
+                     (16 - reinterpret_cast<uintptr_t>(memory.data()) / 4 % 16) % 16;
+                 for (int64_t p = begin; p < end; ++p) {
+                   over_row_tiles(m, [&]<int ROWS>(int64_t i) {
+                     tree_rows_at<ROWS>(
+                         i, a, a0, a1, b, offsets.data(), leaves, p, scratch, c, ldc);
+                   });
+                 }
+               });
 }
 
 }  // namespace tandem::backend::cpu
